@@ -1,0 +1,124 @@
+"""What every benchmark provides to the generic environment, rollout and CLI.
+
+A :class:`Benchmark` binds one problem of the paper (its generator, simulator and
+roles) to the suite's machinery. A family base (``relic_envs.dcop._sweep`` for the
+DCOPs) implements most of it once; a benchmark module fills in what differs.
+An :class:`Episode` is one instance being played: it owns the state, applies the
+return contract, and reports the raw objective.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from relic_envs.core.instance import Instance
+from relic_envs.core.signature import Signature
+
+ROLES: tuple[str, ...] = ("A", "B", "C")
+
+
+@dataclasses.dataclass(frozen=True)
+class Invalid:
+    """Why a rollout was invalidated: the role at fault and the reason category."""
+
+    role: str
+    reason: str  # e.g. "exception", "shape", "domain", "dtype", "non-finite", "forbidden"
+    detail: str = ""
+
+
+class Episode(abc.ABC):
+    """One instance being played by a team, one decision step at a time."""
+
+    @abc.abstractmethod
+    def observe(self, role: str) -> dict[str, Any]:
+        """The role's observation now (fresh arrays the caller may keep)."""
+
+    @abc.abstractmethod
+    def step(self, actions: Mapping[str, Any]) -> Invalid | None:
+        """Apply one step of checked actions; return the rejection if one was invalid."""
+
+    @property
+    @abc.abstractmethod
+    def done(self) -> bool:
+        """True once the episode has reached its natural end."""
+
+    @property
+    @abc.abstractmethod
+    def step_count(self) -> int:
+        """Steps taken so far."""
+
+    @abc.abstractmethod
+    def objective(self) -> float:
+        """The raw objective of the current state, in the paper's units and direction."""
+
+    @abc.abstractmethod
+    def state_vector(self) -> np.ndarray:
+        """A flat numpy view of the global state (PettingZoo's ``state()``)."""
+
+
+class Benchmark(abc.ABC):
+    """One benchmark of the paper, as the generic machinery sees it.
+
+    Attributes
+    ----------
+    name:
+        Registry name, e.g. ``"dgc"``.
+    family:
+        ``"dcop"``, ``"mapp"``, ``"mas"`` or ``"co"``.
+    minimize:
+        True when the raw objective is a cost (``score = -raw``).
+    interfaces:
+        Role interfaces the benchmark offers (``"paper"`` always; ``"alt"`` for MAPP/MAS).
+    """
+
+    name: str
+    family: str
+    minimize: bool
+    interfaces: tuple[str, ...] = ("paper",)
+    roles: tuple[str, ...] = ROLES
+
+    @abc.abstractmethod
+    def signatures(self, interface: str = "paper") -> dict[str, Signature]:
+        """The role signatures of an interface, keyed by role."""
+
+    @abc.abstractmethod
+    def regimes(self) -> Sequence[str]:
+        """Names of the generator regimes (training batches and test sizes)."""
+
+    @abc.abstractmethod
+    def generate(self, regime: str, rng: np.random.Generator) -> Instance:
+        """A fresh instance of a regime."""
+
+    @abc.abstractmethod
+    def new_episode(self, instance: Instance, interface: str = "paper") -> Episode:
+        """Start playing an instance."""
+
+    @abc.abstractmethod
+    def observation_space(self, role: str, instance: Instance, interface: str = "paper") -> gymnasium.spaces.Dict:
+        """The role's observation space for instances of this one's size."""
+
+    @abc.abstractmethod
+    def action_space(self, role: str, instance: Instance, interface: str = "paper") -> gymnasium.Space:
+        """The role's action space for instances of this one's size."""
+
+    @abc.abstractmethod
+    def max_steps(self, instance: Instance) -> int:
+        """The natural episode length (an upper bound where episodes end early)."""
+
+    def score(self, raw: float) -> float:
+        """Higher-is-better score of a raw objective: costs negated, rewards as is."""
+        return -float(raw) if self.minimize else float(raw)
+
+    def check_interface(self, interface: str) -> None:
+        from relic_envs.errors import InvalidConfig
+
+        if interface not in self.interfaces:
+            raise InvalidConfig(
+                f"benchmark {self.name!r} has no interface {interface!r}; allowed: {list(self.interfaces)}"
+            )

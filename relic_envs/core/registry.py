@@ -1,0 +1,167 @@
+"""The one table of benchmarks; everything else is derived from it.
+
+From :data:`SPECS` come ``names()``, ``make()``, the PettingZoo registrations
+(``relic/<name>-v0`` for ``"parallel"`` and ``"aec"``), the README's status table and
+the conformance-test parametrisation. Entry points are ``"module:attr"`` strings,
+imported only when a benchmark is used, so ``import relic_envs`` stays light.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import warnings
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from relic_envs.core.benchmark import Benchmark
+from relic_envs.core.instance import Instance
+from relic_envs.errors import InvalidConfig, UnknownBenchmark
+
+VERSION = 0  # the "-v0" of every id; bump per benchmark when its behaviour changes
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkSpec:
+    """One row of the benchmark table.
+
+    ``entry_point`` is ``None`` for benchmarks not built yet; ``make`` then raises
+    ``NotImplementedError`` naming what is missing.
+    """
+
+    name: str
+    title: str
+    family: str
+    paper_section: str  # appendix section of relic.tex that defines it
+    objective: str  # short form with direction
+    entry_point: str | None  # "module:attr" of the Benchmark object
+
+    @property
+    def env_id(self) -> str:
+        return f"relic/{self.name}-v{VERSION}"
+
+    @property
+    def implemented(self) -> bool:
+        return self.entry_point is not None
+
+
+def _dcop(name: str, title: str, objective: str) -> BenchmarkSpec:
+    return BenchmarkSpec(name, title, "dcop", "B.4", objective, f"relic_envs.dcop.{name}.envs:BENCHMARK")
+
+
+SPECS: tuple[BenchmarkSpec, ...] = (
+    BenchmarkSpec("mapp_pc", "Multi-Agent Prize Collection (MAPP-PC)", "mapp", "B.1", "see B.1", None),
+    BenchmarkSpec("mapp_ar", "Multi-Agent Area Reconnaissance (MAPP-AR)", "mapp", "B.1", "see B.1", None),
+    BenchmarkSpec("mapp_ds", "Multi-Agent Dynamic Servicing (MAPP-DS)", "mapp", "B.1", "see B.1", None),
+    BenchmarkSpec("mas_jd", "Multi-Agent Job Dispatch (MAS-JD)", "mas", "B.2", "see B.2", None),
+    BenchmarkSpec("mas_st", "Multi-Agent Skilled-Task Scheduling (MAS-ST)", "mas", "B.2", "see B.2", None),
+    BenchmarkSpec("mas_fs", "Multi-Agent Flow-Shop Scheduling (MAS-FS)", "mas", "B.2", "see B.2", None),
+    BenchmarkSpec("hmtsp", "Heterogeneous Multi-Depot Multiple TSP (HMTSP)", "co", "B.3", "see B.3", None),
+    BenchmarkSpec("fstsp", "Flying Sidekick TSP (FSTSP)", "co", "B.3", "see B.3", None),
+    BenchmarkSpec("fjagv", "Flexible Job Shop with AGVs (FJAGV)", "co", "B.3", "see B.3", None),
+    BenchmarkSpec("mrcps", "Multi-Project Multi-Skilled RCPSP (MRCPS)", "co", "B.3", "see B.3", None),
+    _dcop("dgc", "Distributed Graph Coloring (DGC)", "weighted conflicts (min)"),
+    _dcop("dimes", "Distributed Multi-Event Scheduling (DiMES)", "off-slot + travel + preference cost (min)"),
+    _dcop("sensor_dcsp", "Sensor Network DCSP (SensorDCSP)", "coverage + incompatibility cost (min)"),
+    _dcop("shds", "Smart Home Device Scheduling (SHDS)", "energy + preference + overload cost (min)"),
+)
+_BY_NAME = {s.name: s for s in SPECS}
+
+
+def names(*, include_planned: bool = False) -> list[str]:
+    """Names of the benchmarks that can be made (all 14 with ``include_planned``)."""
+    return [s.name for s in SPECS if include_planned or s.implemented]
+
+
+def spec(name: str) -> BenchmarkSpec:
+    """The table row of a benchmark; ``UnknownBenchmark`` lists the known names."""
+    if name not in _BY_NAME:
+        raise UnknownBenchmark(name, _BY_NAME)
+    return _BY_NAME[name]
+
+
+@cache
+def get_benchmark(name: str) -> Benchmark:
+    """The :class:`Benchmark` object of a built benchmark."""
+    row = spec(name)
+    if row.entry_point is None:
+        raise NotImplementedError(
+            f"benchmark {name!r} ({row.title}, Appendix {row.paper_section}) is not built yet; "
+            f"built: {', '.join(names())}"
+        )
+    module, attr = row.entry_point.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def make(
+    name: str,
+    *,
+    api: str = "parallel",
+    interface: str = "paper",
+    instances: Sequence[Instance] | None = None,
+    regime: str | None = None,
+    max_cycles: int | None = None,
+    render_mode: str | None = None,
+) -> Any:
+    """Make a benchmark's PettingZoo environment.
+
+    Parameters
+    ----------
+    name:
+        A name from :func:`names`, e.g. ``"dgc"``.
+    api:
+        ``"parallel"`` for a ``ParallelEnv`` (all roles act at once), ``"aec"`` for the
+        AEC form (PettingZoo's ``parallel_to_aec`` of the same env).
+    interface, instances, regime, max_cycles, render_mode:
+        See :class:`~relic_envs.core.env.RelicParallelEnv`.
+
+    >>> env = make("dgc")
+    >>> sorted(env.possible_agents)
+    ['A', 'B', 'C']
+    """
+    from relic_envs.core.env import RelicParallelEnv, to_aec
+
+    if api not in ("parallel", "aec"):
+        raise InvalidConfig(f"api must be 'parallel' or 'aec', got {api!r}")
+    env = RelicParallelEnv(
+        get_benchmark(name),
+        instances=instances,
+        regime=regime,
+        interface=interface,
+        max_cycles=max_cycles,
+        render_mode=render_mode,
+    )
+    return env if api == "parallel" else to_aec(env)
+
+
+def register_pettingzoo() -> None:
+    """Register every built benchmark in PettingZoo's registry (idempotent)."""
+    import pettingzoo
+
+    for row in SPECS:
+        if not row.implemented:
+            continue
+        module = row.entry_point.split(":")[0]
+        for env_type, attr in (("parallel", "parallel_env"), ("aec", "env")):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # re-registration on reload only overrides ours
+                pettingzoo.register(env_type, row.env_id, entry_point=f"{module}:{attr}")
+
+
+def pettingzoo_factories(name: str):
+    """``(parallel_env, env)`` constructors of a benchmark, for its ``envs`` module.
+
+    PettingZoo's registry and ``max_cycles_test`` expect module-level functions
+    ``parallel_env(**kw)`` and ``env(**kw)``; both forward to :func:`make`.
+    """
+
+    def parallel_env(**kwargs: Any):
+        return make(name, api="parallel", **kwargs)
+
+    def env(**kwargs: Any):
+        return make(name, api="aec", **kwargs)
+
+    parallel_env.__doc__ = f"The {name} benchmark as a PettingZoo ParallelEnv (see relic_envs.make)."
+    env.__doc__ = f"The {name} benchmark as a PettingZoo AECEnv (see relic_envs.make)."
+    return parallel_env, env

@@ -1,0 +1,49 @@
+"""DiMES roles: A current constraint risk, B exploitable cost reduction, C peer
+agreement and stability (Appendix B.4). Same signatures and feature definitions as DGC
+(``relic_envs.dcop._features``) over attendance variables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relic_envs.dcop import _features
+from relic_envs.dcop._sweep import DCOPProblem, SweepContext
+from relic_envs.dcop.dimes import generator, simulator
+
+PURPOSES = {
+    "A": "current constraint risk (off-majority and travel violations)",
+    "B": "exploitable cost reduction",
+    "C": "peer agreement and stability",
+}
+
+
+class DiMESProblem(DCOPProblem):
+    name = "dimes"
+    domain = simulator.N_SLOTS
+    instance_type = generator.DiMESInstance
+    purposes = PURPOSES
+    role_features = _features.ROLE_FEATURES
+
+    def regimes(self):
+        return generator.REGIMES
+
+    def generate(self, params, rng):
+        return generator.generate(params, rng)
+
+    def cost(self, instance, x):
+        return simulator.cost(instance, x)
+
+    def landscape(self, instance, x):
+        return simulator.landscape(instance, x)
+
+    def violation(self, instance, x):
+        return simulator.violation(instance, x)
+
+    def peers(self, instance):
+        return simulator.peers(instance)
+
+    def features(self, ctx: SweepContext, role: str, idx: np.ndarray):
+        directed, count = ctx.cache("peers", lambda: _features.peer_stats(self.peers(ctx.instance), ctx.x.size))
+        violation = lambda: simulator.violation(ctx.instance, ctx.x)  # noqa: E731
+        return _features.graph_features(ctx, role, idx, violation, directed, count)

@@ -1,0 +1,60 @@
+"""SHDS cost and local landscape (Appendix B.4, Eq. shds).
+
+Device ``i`` (duration ``d_i``, power ``p_i``, preferred start ``pref_i``) starts at
+``x_i`` in 0..17 and runs slots ``x_i .. x_i + d_i - 1`` of a 24-slot day. With load
+``L_h``, price ``theta_h`` and capacity ``kappa_h``::
+
+    C = sum_h theta_h L_h + 5 sum_i |x_i - pref_i| + 200 sum_h max(0, L_h - kappa_h)
+
+Every device can reach the overload term of every slot it could run in, so the local
+cost of ``i`` at start ``v`` is its own energy price, its own preference term and the
+whole neighbourhood's overload with ``i`` moved to ``v``. The violation landscape is
+the overload part (capacity violation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+N_SLOTS = 24
+N_STARTS = 18
+MAX_DURATION = 6
+PREFERENCE_COST = 5.0
+OVERLOAD_COST = 200.0
+
+# OCCUPANCY[d, v, h] = 1 when a device of duration d started at v runs in slot h.
+_h = np.arange(N_SLOTS)[None, None, :]
+_v = np.arange(N_STARTS)[None, :, None]
+_d = np.arange(MAX_DURATION + 1)[:, None, None]
+OCCUPANCY = ((_h >= _v) & (_h < _v + _d)).astype(np.float64)
+
+
+def load(instance, x: np.ndarray) -> np.ndarray:
+    """``(24,)`` aggregate load of assignment ``x``."""
+    return instance.power @ OCCUPANCY[instance.duration, x]
+
+
+def cost(instance, x: np.ndarray) -> float:
+    L = load(instance, x)
+    energy = float(instance.price @ L)
+    preference = PREFERENCE_COST * float(np.abs(x - instance.pref_start).sum())
+    overload = OVERLOAD_COST * float(np.maximum(0.0, L - instance.capacity).sum())
+    return energy + preference + overload
+
+
+def _moved_load(instance, x: np.ndarray) -> np.ndarray:
+    """``(N, 18, 24)``: the load profile if only device ``i`` moved to start ``v``."""
+    own = OCCUPANCY[instance.duration] * instance.power[:, None, None]  # (N, 18, 24)
+    rest = load(instance, x)[None, :] - own[np.arange(x.size), x]  # (N, 24)
+    return rest[:, None, :] + own
+
+
+def violation(instance, x: np.ndarray) -> np.ndarray:
+    overload = np.maximum(0.0, _moved_load(instance, x) - instance.capacity).sum(axis=2)
+    return OVERLOAD_COST * overload
+
+
+def landscape(instance, x: np.ndarray) -> np.ndarray:
+    energy = instance.power[:, None] * (OCCUPANCY[instance.duration] @ instance.price)
+    preference = PREFERENCE_COST * np.abs(np.arange(N_STARTS)[None, :] - instance.pref_start[:, None])
+    return energy + preference + violation(instance, x)

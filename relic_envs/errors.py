@@ -1,0 +1,72 @@
+"""Exceptions raised by relic-envs.
+
+Every class also subclasses the built-in exception a caller would expect
+(``ValueError``, ``TypeError``, ``ImportError``), so ``except ValueError`` keeps
+working for code that does not know our hierarchy.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class RelicError(Exception):
+    """Base class of every relic-envs error."""
+
+
+class UnknownBenchmark(RelicError, ValueError):
+    """A benchmark name that is not registered."""
+
+    def __init__(self, name: str, known: Iterable[str]):
+        known = sorted(known)
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        super().__init__(f"unknown benchmark {name!r}; known: {', '.join(known)}.{hint}")
+
+
+class InvalidInstance(RelicError, ValueError):
+    """An instance whose arrays have the wrong shape, dtype or range."""
+
+
+class InvalidConfig(RelicError, ValueError):
+    """A bad keyword argument to ``make``, a generator, a solver or the CLI."""
+
+
+class ProgramError(RelicError, ValueError):
+    """Program text that cannot become a policy (syntax, signature, forbidden use).
+
+    Attributes
+    ----------
+    reason:
+        One short category: ``"syntax"``, ``"signature"`` or ``"forbidden"``.
+    """
+
+    def __init__(self, reason: str, message: str):
+        self.reason = reason
+        super().__init__(f"{reason}: {message}")
+
+
+class InvalidReturn(RelicError, ValueError):
+    """A role's return value that breaks the benchmark's return contract.
+
+    Attributes
+    ----------
+    reason:
+        One short category: ``"exception"``, ``"type"``, ``"dtype"``, ``"shape"``,
+        ``"domain"``, ``"non-finite"`` or ``"forbidden"``.
+    """
+
+    def __init__(self, reason: str, message: str):
+        self.reason = reason
+        super().__init__(f"{reason}: {message}")
+
+
+class MissingExtra(RelicError, ImportError):
+    """An optional dependency that is not installed."""
+
+    def __init__(self, module: str, extra: str):
+        super().__init__(
+            f"{module!r} is needed for this feature; install it with "
+            f"pip install 'relic-envs[{extra}]'"
+        )
