@@ -121,7 +121,7 @@ def _npz_bytes(payload: dict[str, np.ndarray]) -> bytes:
             info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             array_bytes = io.BytesIO()
-            np.lib.format.write_array(array_bytes, np.ascontiguousarray(payload[name]), allow_pickle=False)
+            np.lib.format.write_array(array_bytes, np.require(payload[name], requirements="C"), allow_pickle=False)
             archive.writestr(info, array_bytes.getvalue())
     return buffer.getvalue()
 

@@ -1,0 +1,5 @@
+import sys
+
+from relic_envs.cli import main
+
+sys.exit(main())

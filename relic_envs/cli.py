@@ -1,0 +1,153 @@
+"""Command line: ``relic-envs list | eval | table | splits``.
+
+Examples::
+
+    relic-envs list
+    relic-envs eval --env dgc --team seeds --team dsa-b
+    relic-envs eval --env dgc --team my/A.py,my/B.py,my/C.py
+    relic-envs table                      # seeds, DSA-B, LSGA-DSA on every DCOP test split
+    relic-envs splits --write dgc         # regenerate canonical splits + manifest
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Sequence
+
+from relic_envs.core.program import ProgramPolicy
+from relic_envs.core.registry import SPECS, get_benchmark, names
+from relic_envs.core.rollout import RolloutResult, rollout
+from relic_envs.core.splits import splits, update_manifest, write_splits
+from relic_envs.errors import InvalidConfig
+
+BUILTIN_TEAMS = ("seeds", "dsa-b", "lsga-dsa")
+
+
+def evaluate_team(name: str, team: str, split: str = "test", progress: bool = True) -> list[RolloutResult]:
+    """Evaluate a named team (``seeds``, ``dsa-b``, ``lsga-dsa``) or ``A.py,B.py,C.py`` files."""
+    s = splits(name)
+    if split == "test":
+        instances = [i for regime in s.test for i in s.test[regime]]
+    elif split.startswith("train") and split[5:].isdigit() and 1 <= int(split[5:]) <= len(s.train):
+        instances = list(s.train[int(split[5:]) - 1])
+    else:
+        raise InvalidConfig(f"split must be 'test' or 'train1'..'train{len(s.train)}', got {split!r}")
+    if team == "seeds":
+        from relic_envs.seeds import seed_team
+
+        return rollout(name, seed_team(name), instances, progress=progress)
+    if team in ("dsa-b", "lsga-dsa"):
+        from baselines.dcop import solve_dsa, solve_lsga
+
+        if get_benchmark(name).family != "dcop":
+            raise InvalidConfig(f"team {team!r} is a DCOP solver; {name!r} is not a DCOP benchmark")
+        solver = solve_dsa if team == "dsa-b" else solve_lsga
+        return solver(name, instances, progress=progress)
+    paths = team.split(",")
+    bench = get_benchmark(name)
+    if len(paths) != len(bench.roles):
+        raise InvalidConfig(
+            f"team must be one of {BUILTIN_TEAMS} or {len(bench.roles)} comma-separated .py files (one per role "
+            f"{', '.join(bench.roles)}), got {team!r}"
+        )
+    signatures = bench.signatures()
+    policies = {r: ProgramPolicy.from_file(p, signatures[r]) for r, p in zip(bench.roles, paths)}
+    return rollout(name, policies, instances, progress=progress)
+
+
+def summarize(results: Sequence[RolloutResult]) -> str:
+    """``mean ± std`` of the raw objective over valid rollouts, plus invalid count."""
+    values = [r.objective for r in results if r.valid]
+    invalid = len(results) - len(values)
+    if not values:
+        return f"all {invalid} rollouts invalid"
+    std = statistics.pstdev(values) if len(values) > 1 else 0.0
+    text = f"{statistics.fmean(values):.2f} ± {std:.2f}"
+    return text + (f" ({invalid} invalid)" if invalid else "")
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    print(f"{'name':<12} {'status':<8} {'appendix':<8} {'env id':<20} title")
+    for s in SPECS:
+        status = "built" if s.implemented else "planned"
+        print(f"{s.name:<12} {status:<8} {s.paper_section:<8} {s.env_id:<20} {s.title}")
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    teams = args.team or ["seeds"]
+    print(f"{args.env} ({args.split} split): raw objective, mean ± std over instances")
+    for team in teams:
+        results = evaluate_team(args.env, team, args.split, progress=not args.quiet)
+        print(f"  {team:<12} {summarize(results)}")
+        for k, r in enumerate(results):
+            if not r.valid:
+                print(f"    instance {k}: invalid, role {r.invalid.role}: {r.invalid.reason} ({r.invalid.detail})")
+    return 0
+
+
+def _cmd_table(args: argparse.Namespace) -> int:
+    from relic_envs.dcop.paper_table import PAPER_TABLE2
+
+    envs = args.env or [n for n in names() if get_benchmark(n).family == "dcop"]
+    for name in envs:
+        paper = PAPER_TABLE2.get(name, {})
+        print(f"\n{name} (test split, raw cost, mean ± std)")
+        print(f"  {'row':<28} {'ours (measured)':<24} paper Table 2")
+        for team, paper_row in (("seeds", None), ("dsa-b", "DSA-B"), ("lsga-dsa", "LSGA")):
+            ours = summarize(evaluate_team(name, team, "test", progress=not args.quiet))
+            ref = f"{paper[paper_row][0]:.2f} ± {paper[paper_row][1]:.2f}" if paper_row in paper else "-"
+            print(f"  {team:<28} {ours:<24} {ref}")
+        for row, (mean, std) in paper.items():
+            if row.startswith("RELIC"):
+                print(f"  {row:<28} {'-':<24} {mean:.2f} ± {std:.2f}")
+    return 0
+
+
+def _cmd_splits(args: argparse.Namespace) -> int:
+    targets = args.write or []
+    for name in targets:
+        entries = write_splits(name)
+        update_manifest(entries)
+        for key, entry in entries.items():
+            print(f"wrote {key}: {entry['count']} instances, sha256 {entry['sha256'][:16]}…")
+    if not targets:
+        for name in names():
+            s = splits(name)
+            print(f"{name}: train {[len(b) for b in s.train]}, test {{{', '.join(f'{k}: {len(v)}' for k, v in s.test.items())}}}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="relic-envs", description="The RELIC benchmark suite.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list the 14 benchmarks and their status").set_defaults(func=_cmd_list)
+    ev = sub.add_parser("eval", help="evaluate teams on a split and print mean ± std of the raw objective")
+    ev.add_argument("--env", required=True, choices=names())
+    ev.add_argument("--team", action="append", help=f"{', '.join(BUILTIN_TEAMS)} or A.py,B.py,C.py (repeatable)")
+    ev.add_argument("--split", default="test", help="test (default) or train1..train5")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    ev.set_defaults(func=_cmd_eval)
+    tb = sub.add_parser("table", help="seeds, DSA-B and LSGA-DSA beside the paper's Table 2 (DCOP)")
+    tb.add_argument("--env", action="append", choices=names())
+    tb.add_argument("--quiet", action="store_true")
+    tb.set_defaults(func=_cmd_table)
+    sp = sub.add_parser("splits", help="check (default) or regenerate canonical splits")
+    sp.add_argument("--write", nargs="+", choices=names(), help="regenerate these benchmarks' split files")
+    sp.set_defaults(func=_cmd_splits)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (InvalidConfig, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

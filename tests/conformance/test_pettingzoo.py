@@ -1,0 +1,122 @@
+"""PettingZoo's own conformance kit on every built benchmark, made through its registry."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pettingzoo
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+import relic_envs
+
+BUILT = relic_envs.names()
+
+# PettingZoo's kit warns about choices DESIGN.md makes on purpose; any other warning fails.
+EXPECTED_WARNINGS = (
+    "Observation is not a NumPy array",  # observations are dicts keyed by signature parameters
+    "Agents have different observation space sizes",  # roles see different features
+    "Observation space for each agent probably should be",  # Dict spaces by design
+    "Action space for each agent probably should be",  # MultiDiscrete value vectors (DCOP)
+    "We recommend agents to be named in the format",  # the paper's role names A, B, C
+)
+
+
+def _run_checked(check, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check(*args, **kwargs)
+    unexpected = [str(w.message) for w in caught if not str(w.message).startswith(EXPECTED_WARNINGS)]
+    assert not unexpected, unexpected
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_registered_in_pettingzoo(name):
+    env = pettingzoo.make("parallel", f"relic/{name}-v0")
+    assert isinstance(env, pettingzoo.ParallelEnv)
+    assert isinstance(pettingzoo.make("aec", f"relic/{name}-v0"), pettingzoo.AECEnv)
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_parallel_api(name):
+    _run_checked(parallel_api_test, pettingzoo.make("parallel", f"relic/{name}-v0"), num_cycles=60)
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_aec_api(name):
+    _run_checked(api_test, pettingzoo.make("aec", f"relic/{name}-v0"), num_cycles=60)
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_seed(name):
+    _run_checked(seed_test, lambda: pettingzoo.make("aec", f"relic/{name}-v0"), num_cycles=20)
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_parallel_seed(name):
+    _run_checked(parallel_seed_test, lambda: pettingzoo.make("parallel", f"relic/{name}-v0"), num_cycles=20)
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_multistep_determinism(name):
+    """Two envs, same seed, same sampled actions: identical trajectories for a whole episode.
+
+    (PettingZoo 1.27's parallel_seed_test stops after one step.)
+    """
+    envs = [relic_envs.make(name) for _ in range(2)]
+    traces = []
+    for env in envs:
+        obs, _ = env.reset(seed=7)
+        rng = np.random.default_rng(3)
+        trace = [obs]
+        while env.agents:
+            actions = {a: rng.integers(0, env.action_space(a).nvec) for a in env.agents}
+            obs, rew, term, trunc, info = env.step(actions)
+            trace.append((obs, rew, term, trunc, info))
+        traces.append(trace)
+    assert len(traces[0]) == len(traces[1]) == 51
+    for a, b in zip(*traces):
+        assert _equal(a, b)
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return all(_equal(x, y) for x, y in zip(a, b))
+    return bool(np.array_equal(a, b))
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_episode_return_equals_final_score(name):
+    """Shared reward = per-step change of score, so the return is the final score."""
+    env = relic_envs.make(name, instances=relic_envs.splits(name).test_instances()[:1])
+    obs, _ = env.reset()
+    total = 0.0
+    while env.agents:
+        obs, rew, term, trunc, info = env.step({a: obs[a]["cur"] for a in env.agents})
+        total += rew["A"]
+        assert rew["A"] == rew["B"] == rew["C"]
+    assert total == pytest.approx(info["A"]["score"])
+    assert info["A"]["objective"] == pytest.approx(-info["A"]["score"])
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_observations_fit_spaces_and_signatures(name):
+    env = relic_envs.make(name)
+    obs, _ = env.reset(seed=0)
+    signatures = env.benchmark.signatures()
+    for agent in env.agents:
+        space = env.observation_space(agent)
+        assert space.contains(obs[agent]), agent
+        assert set(space.spaces) == set(signatures[agent].param_names)
+
+
+def test_max_cycles_truncates():
+    env = relic_envs.make("dgc", max_cycles=3)
+    obs, _ = env.reset(seed=0)
+    for _ in range(3):
+        obs, rew, term, trunc, info = env.step({a: obs[a]["cur"] for a in env.agents})
+    assert all(trunc.values()) and not any(term.values())
+    assert env.agents == []
