@@ -22,11 +22,15 @@ from relic_envs.core.rollout import RolloutResult, rollout
 from relic_envs.core.splits import splits, update_manifest, write_splits
 from relic_envs.errors import InvalidConfig
 
-BUILTIN_TEAMS = ("seeds", "dsa-b", "lsga-dsa")
+BUILTIN_TEAMS = ("seeds", "dsa-b", "lsga-dsa", "initial")
 
 
 def evaluate_team(name: str, team: str, split: str = "test", progress: bool = True) -> list[RolloutResult]:
-    """Evaluate a named team (``seeds``, ``dsa-b``, ``lsga-dsa``) or ``A.py,B.py,C.py`` files."""
+    """Evaluate a named team or ``A.py,B.py,C.py`` files on a canonical split.
+
+    ``seeds`` is the seed programs, ``dsa-b`` and ``lsga-dsa`` the human DCOP baselines,
+    ``initial`` keeps every variable at its initial value (the cost of the start).
+    """
     s = splits(name)
     if split == "test":
         instances = [i for regime in s.test for i in s.test[regime]]
@@ -38,6 +42,9 @@ def evaluate_team(name: str, team: str, split: str = "test", progress: bool = Tr
         from relic_envs.seeds import seed_team
 
         return rollout(name, seed_team(name), instances, progress=progress)
+    if team == "initial":
+        bench = get_benchmark(name)
+        return rollout(name, {r: (lambda obs: obs["cur"]) for r in bench.roles}, instances, progress=progress)
     if team in ("dsa-b", "lsga-dsa"):
         from baselines.dcop import solve_dsa, solve_lsga
 
@@ -96,7 +103,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
         paper = PAPER_TABLE2.get(name, {})
         print(f"\n{name} (test split, raw cost, mean ± std)")
         print(f"  {'row':<28} {'ours (measured)':<24} paper Table 2")
-        for team, paper_row in (("seeds", None), ("dsa-b", "DSA-B"), ("lsga-dsa", "LSGA")):
+        for team, paper_row in (("initial", None), ("seeds", None), ("dsa-b", "DSA-B"), ("lsga-dsa", "LSGA")):
             ours = summarize(evaluate_team(name, team, "test", progress=not args.quiet))
             ref = f"{paper[paper_row][0]:.2f} ± {paper[paper_row][1]:.2f}" if paper_row in paper else "-"
             print(f"  {team:<28} {ours:<24} {ref}")

@@ -127,7 +127,7 @@ def test_tampered_split_file_is_refused(tmp_path, monkeypatch):
 
     fake = tmp_path / "data"
     (fake / "dgc").mkdir(parents=True)
-    for regime, count in split_plan("dgc"):
+    for regime, _count in split_plan("dgc"):
         (fake / "dgc" / f"{regime}.npz").write_bytes((DATA_DIR / "dgc" / f"{regime}.npz").read_bytes())
     (fake / "dgc" / "test.npz").write_bytes(b"not an npz")
     monkeypatch.setattr(splits_module, "DATA_DIR", fake)

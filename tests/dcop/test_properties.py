@@ -32,7 +32,7 @@ SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 def naive_dgc(inst, x) -> float:
     """sum_{(i,j) in E} w_ij 1{x_i = x_j}."""
     total = 0.0
-    for (i, j), w in zip(inst.edges.tolist(), inst.weights.tolist()):
+    for (i, j), w in zip(inst.edges.tolist(), inst.weights.tolist(), strict=True):
         if x[i] == x[j]:
             total += w
     return total

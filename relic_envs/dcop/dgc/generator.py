@@ -17,6 +17,7 @@ import numpy as np
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.dcop._sweep import balanced_ownership
 from relic_envs.dcop.dgc.simulator import N_COLORS, landscape_of
+from relic_envs.errors import InvalidInstance
 
 N_VARS = 120
 TRAIN_DEGREES = (3, 5, 7, 9, 12)
@@ -59,6 +60,9 @@ class DGCInstance(Instance):
         check_range("weights", self.weights, 0, 10**6)
         check_range("x0", self.x0, 0, N_COLORS - 1)
         check_range("owner", self.owner, 0, 2)
+        loops = self.edges[:, 0] == self.edges[:, 1]
+        if np.any(self.weights[loops] != 0):
+            raise InvalidInstance("field 'weights' must be 0 on self-loops (they only pad the edge arrays)")
 
 
 def generate(regime: DGCRegime, rng: np.random.Generator) -> DGCInstance:
