@@ -1,0 +1,236 @@
+"""The functional JAX twin of the synchronous-sweep DCOP simulator (``_sweep.py``).
+
+Pure functions over pytrees, vmapped over a batch of instances, with all 50 sweeps
+inside one compiled program (``jit`` + ``vmap`` + ``lax.scan``):
+
+- :func:`stack` turns same-size instances into a :class:`Batch` (static arrays).
+- ``init(data) -> JState``, ``observe(problem, data, state, role) -> obs``,
+  ``step(data, state, actions) -> JState``, ``objective(problem, data, state)`` work on
+  ONE instance; :func:`make_evaluator` vmaps and scans them.
+
+A benchmark supplies a :class:`JaxProblem`: its static arrays, cost, landscape and role
+features in ``jax.numpy``. Observations carry the same content as the PettingZoo env's
+(same keys, same definitions); a JAX policy is ``obs -> values`` on one instance.
+
+Precision: by default the evaluator traces and runs with 64-bit types enabled (inside
+``jax.enable_x64``), so its decisions and costs match the numpy reference; pass
+``x64=False`` for float32 speed where exact parity does not matter.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from relic_envs.core.benchmark import ROLES
+from relic_envs.core.instance import Instance
+from relic_envs.dcop._sweep import SWEEPS
+from relic_envs.errors import InvalidReturn, MissingExtra
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingExtra("jax", "jax") from exc
+
+_M1, _M2, _GOLDEN = 0x7FEB352D, 0x846CA68B, 0x9E3779B9
+
+
+def mix32(x):
+    """The same 32-bit hash as ``relic_envs.dcop._explore.mix32``."""
+    x = x.astype(jnp.uint32)
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(_M1)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(_M2)
+    return x ^ (x >> 16)
+
+
+def exploration(seed, t, n_vars: int, width: int):
+    """``u`` of sweep ``t``, bit for bit equal to ``_explore.exploration``."""
+    key = mix32(jnp.asarray(seed, jnp.uint32) ^ mix32(jnp.asarray(t, jnp.uint32) * jnp.uint32(_GOLDEN)))
+    counter = jnp.arange(n_vars * width, dtype=jnp.uint32).reshape(n_vars, width)
+    bits = mix32(mix32(counter ^ key) ^ key)
+    return (bits >> 8).astype(jnp.result_type(float)) * (1.0 / (1 << 24))
+
+
+class JState(NamedTuple):
+    """What changes during an episode (one instance)."""
+
+    x: Any  # (N,) int32 current assignment
+    x_prev: Any  # (N,) int32 assignment one sweep earlier (x itself at t = 0)
+    local_prev: Any  # (N,) local cost at the previous state (0 at t = 0)
+    t: Any  # () int32 sweep index
+    valid: Any  # () bool: False once a policy returned an out-of-domain value
+
+
+class JaxProblem(abc.ABC):
+    """One DCOP benchmark in ``jax.numpy`` (per-instance functions)."""
+
+    domain: int
+
+    @abc.abstractmethod
+    def arrays(self, instance: Instance) -> dict[str, np.ndarray]:
+        """The instance's static data as numpy arrays (stacked by :func:`stack`)."""
+
+    @abc.abstractmethod
+    def cost(self, data: Mapping[str, Any], x):
+        """Global cost of assignment ``x``."""
+
+    @abc.abstractmethod
+    def landscape(self, data: Mapping[str, Any], x):
+        """``(N, domain)`` local cost landscape (same definition as the numpy reference)."""
+
+    @abc.abstractmethod
+    def features(self, data: Mapping[str, Any], state: JState, landscape, role: str, idx) -> dict[str, Any]:
+        """The role's features for its owned variables ``idx``."""
+
+
+class Batch(NamedTuple):
+    """Stacked static data of a batch: ``data[k]`` has a leading batch axis."""
+
+    data: dict[str, Any]
+    size: int
+
+
+def peer_arrays(pairs: np.ndarray, n_slots: int) -> dict[str, np.ndarray]:
+    """Both directions of peer pairs, padded to ``n_slots`` rows with a 0/1 mask."""
+    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    pad = n_slots - src.size
+    return {
+        "peer_src": np.concatenate([src, np.zeros(pad, np.int64)]).astype(np.int32),
+        "peer_dst": np.concatenate([dst, np.zeros(pad, np.int64)]).astype(np.int32),
+        "peer_mask": np.concatenate([np.ones(src.size), np.zeros(pad)]),
+    }
+
+
+def stack(problem: JaxProblem, instances: Sequence[Instance], peers: Callable[[Instance], np.ndarray] | None = None) -> Batch:
+    """Stack same-size instances into a :class:`Batch` (owned indices included).
+
+    ``peers`` (optional) gives each instance's peer pairs; they are padded to the
+    batch's largest count so the batch has one shape.
+    """
+    per_instance = [problem.arrays(i) for i in instances]
+    for inst, arrays in zip(instances, per_instance):
+        arrays["x0"] = np.asarray(inst.x0, np.int32)
+        arrays["seed"] = np.asarray(int(inst.seed), np.uint32)
+        for r, role in enumerate(ROLES):
+            arrays[f"owned_{role}"] = np.flatnonzero(np.asarray(inst.owner) == r).astype(np.int32)
+    if peers is not None:
+        pair_lists = [peers(i) for i in instances]
+        slots = max(2 * p.shape[0] for p in pair_lists)
+        for arrays, pairs in zip(per_instance, pair_lists):
+            arrays.update(peer_arrays(pairs, slots))
+    data = {}
+    for key in per_instance[0]:
+        shapes = {np.shape(a[key]) for a in per_instance}
+        if len(shapes) != 1:
+            raise ValueError(f"cannot stack field {key!r}: shapes differ across instances {sorted(shapes)}")
+        data[key] = np.stack([a[key] for a in per_instance])
+    return Batch(data, len(instances))
+
+
+def init(data: Mapping[str, Any]) -> JState:
+    x0 = jnp.asarray(data["x0"], jnp.int32)
+    zero = jnp.zeros(x0.shape, jnp.result_type(float))
+    return JState(x0, x0, zero, jnp.int32(0), jnp.bool_(True))
+
+
+def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: str, landscape=None) -> dict[str, Any]:
+    """The role's observation (same keys and content as the PettingZoo env's)."""
+    if landscape is None:
+        landscape = problem.landscape(data, state.x)
+    idx = data[f"owned_{role}"]
+    u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1)
+    obs = {"cur": state.x[idx], "delta": landscape[idx], "u": u[idx], "t": state.t}
+    obs.update(problem.features(data, state, landscape, role, idx))
+    return obs
+
+
+def check_actions(role: str, value, m: int, domain: int):
+    """Trace-time shape/dtype checks (raise ``InvalidReturn``) and the runtime domain test."""
+    value = jnp.asarray(value)
+    if value.shape != (m,):
+        raise InvalidReturn("shape", f"JAX policy for role {role} must return shape ({m},), got {value.shape}")
+    if not jnp.issubdtype(value.dtype, jnp.integer):
+        raise InvalidReturn("dtype", f"JAX policy for role {role} must return integers, got {value.dtype}")
+    in_domain = jnp.all((value >= 0) & (value < domain))
+    return jnp.clip(value, 0, domain - 1).astype(jnp.int32), in_domain
+
+
+def step(problem: JaxProblem, data: Mapping[str, Any], state: JState, actions: Mapping[str, Any], landscape=None) -> JState:
+    """Apply one sweep of actions (values for each role's owned variables)."""
+    if landscape is None:
+        landscape = problem.landscape(data, state.x)
+    x_new, valid = state.x, state.valid
+    for role in ROLES:
+        idx = data[f"owned_{role}"]
+        value, ok = check_actions(role, actions[role], idx.shape[0], problem.domain)
+        x_new = x_new.at[idx].set(value)
+        valid = valid & ok
+    local_now = jnp.take_along_axis(landscape, state.x[:, None], axis=1)[:, 0]
+    return JState(x_new, state.x, local_now, state.t + 1, valid)
+
+
+def objective(problem: JaxProblem, data: Mapping[str, Any], state: JState):
+    return problem.cost(data, state.x)
+
+
+def rollout_one(problem: JaxProblem, policies: Mapping[str, Callable], data: Mapping[str, Any], sweeps: int = SWEEPS):
+    """All sweeps of one instance; returns ``(cost, valid, final x)``."""
+
+    def body(state, _):
+        landscape = problem.landscape(data, state.x)
+        actions = {r: policies[r](observe(problem, data, state, r, landscape)) for r in ROLES}
+        return step(problem, data, state, actions, landscape), None
+
+    final, _ = jax.lax.scan(body, init(data), None, length=sweeps)
+    return objective(problem, data, final), final.valid, final.x
+
+
+def make_evaluator(problem: JaxProblem, policies: Mapping[str, Callable], *, sweeps: int = SWEEPS, x64: bool = True):
+    """A compiled ``run(batch) -> (costs, valid, x)`` for a fixed team of JAX policies.
+
+    Compilation happens on the first call for a batch shape; reuse the returned
+    function to amortise it.
+    """
+    batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, sweeps)))
+
+    def run(batch: Batch):
+        with jax.enable_x64(x64):
+            costs, valid, x = batched(batch.data)
+            return np.asarray(costs), np.asarray(valid), np.asarray(x)
+
+    run.jitted = batched  # for compile-time measurement
+    return run
+
+
+def graph_features(data: Mapping[str, Any], state: JState, landscape, violation, role: str, idx, domain: int) -> dict[str, Any]:
+    """JAX twin of ``_features.graph_features`` (DGC and DiMES), same definitions."""
+    rows = jnp.arange(idx.shape[0])
+    x = state.x
+    if role == "A":
+        v = violation[idx]
+        now = v[rows, x[idx]]
+        return {"violation_now": now, "repair_gain": now[:, None] - v}
+    if role == "B":
+        delta = landscape[idx]
+        v = violation[idx]
+        flexible = v <= v.min(axis=1, keepdims=True) + 1e-9
+        return {
+            "opportunity_gain": delta[rows, x[idx]][:, None] - delta,
+            "flexibility": flexible.sum(axis=1).astype(landscape.dtype),
+        }
+    n = x.shape[0]
+    src, dst, mask = data["peer_src"], data["peer_dst"], data["peer_mask"].astype(landscape.dtype)
+    hist = jnp.zeros(n * domain, landscape.dtype).at[src * domain + x[dst]].add(mask).reshape(n, domain)
+    count = jnp.zeros(n, landscape.dtype).at[src].add(mask)
+    changed = jnp.zeros(n, landscape.dtype).at[src].add(mask * (x[dst] != state.x_prev[dst]))
+    churn = changed / jnp.maximum(count, 1.0)
+    local_now = jnp.take_along_axis(landscape, x[:, None], axis=1)[:, 0]
+    trend = jnp.where(state.t > 0, local_now - state.local_prev, 0.0)
+    return {"peer_value_hist": hist[idx], "peer_churn_rate": churn[idx], "local_trend": trend[idx]}

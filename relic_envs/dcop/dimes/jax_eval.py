@@ -1,0 +1,58 @@
+"""DiMES in JAX: the functional twin of ``simulator.py`` + ``roles.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relic_envs.dcop import _jax_sweep as js
+from relic_envs.dcop._jax_sweep import jnp
+from relic_envs.dcop.dimes import simulator
+
+D = simulator.N_SLOTS
+
+
+class DiMESJax(js.JaxProblem):
+    domain = D
+
+    def arrays(self, instance):
+        return {
+            "meeting": np.asarray(instance.meeting, np.int32),
+            "travel_time": simulator.travel_time(instance),
+            "pref": np.asarray(instance.pref, np.float64),
+        }
+
+    def _counts(self, data, x):
+        # Meeting ids are < N, so N rows always suffice (empty meetings add nothing).
+        n = x.shape[0]
+        return jnp.zeros(n * D, jnp.int32).at[data["meeting"] * D + x].add(1).reshape(n, D)
+
+    def cost(self, data, x):
+        counts = self._counts(data, x)
+        off = jnp.sum(counts.sum(axis=1) - counts.max(axis=1))
+        gap = jnp.abs(x[0::2] - x[1::2])
+        travel = jnp.sum(jnp.maximum(0.0, data["travel_time"][0::2] - gap))
+        pref = jnp.sum(jnp.take_along_axis(data["pref"], x[:, None], axis=1))
+        return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel + pref
+
+    def violation(self, data, x):
+        n = x.shape[0]
+        counts = self._counts(data, x)[data["meeting"]]
+        others = counts.at[jnp.arange(n), x].add(-1)
+        best_other = others.max(axis=1, keepdims=True)
+        size = counts.sum(axis=1, keepdims=True)
+        off = size - jnp.maximum(best_other, others + 1)
+        partner = jnp.arange(n) ^ 1
+        gap = jnp.abs(jnp.arange(D)[None, :] - x[partner][:, None])
+        travel = jnp.maximum(0.0, data["travel_time"][:, None] - gap)
+        return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel
+
+    def landscape(self, data, x):
+        return self.violation(data, x) + data["pref"]
+
+    def features(self, data, state, landscape, role, idx):
+        violation = self.violation(data, state.x) if role in ("A", "B") else None
+        return js.graph_features(data, state, landscape, violation, role, idx, D)
+
+
+PROBLEM = DiMESJax()
+peers = simulator.peers

@@ -1,0 +1,56 @@
+"""The JAX batch evaluators of the DCOP benchmarks (needs ``pip install 'relic-envs[jax]'``).
+
+>>> from relic_envs.dcop import jax_eval  # doctest: +SKIP
+>>> from baselines.dcop.dsa_jax import dsa_jax_team  # doctest: +SKIP
+>>> result = jax_eval.evaluate("dgc", dsa_jax_team(), relic_envs.splits("dgc").test_instances())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from relic_envs.core.instance import Instance
+from relic_envs.dcop import _jax_sweep as js
+from relic_envs.dcop._sweep import SWEEPS
+
+_MODULES = {
+    "dgc": "relic_envs.dcop.dgc.jax_eval",
+    "dimes": "relic_envs.dcop.dimes.jax_eval",
+    "sensor_dcsp": "relic_envs.dcop.sensor_dcsp.jax_eval",
+    "shds": "relic_envs.dcop.shds.jax_eval",
+}
+
+
+def problem_module(name: str):
+    """The ``jax_eval`` module of a DCOP benchmark (``PROBLEM`` and ``peers``)."""
+    if name not in _MODULES:
+        raise NotImplementedError(f"no JAX evaluator for {name!r} yet; available: {sorted(_MODULES)}")
+    return importlib.import_module(_MODULES[name])
+
+
+def stack(name: str, instances: Sequence[Instance]) -> js.Batch:
+    """Stack same-size instances of a benchmark for the JAX evaluator."""
+    module = problem_module(name)
+    return js.stack(module.PROBLEM, instances, peers=module.peers)
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxResult:
+    costs: np.ndarray  # (B,) raw objective after the last sweep
+    valid: np.ndarray  # (B,) False where a policy returned an out-of-domain value
+    x: np.ndarray  # (B, N) final assignments
+
+
+def evaluator(name: str, policies: Mapping[str, Callable], *, sweeps: int = SWEEPS, x64: bool = True):
+    """A compiled ``run(batch) -> (costs, valid, x)`` for a team of JAX policies."""
+    return js.make_evaluator(problem_module(name).PROBLEM, policies, sweeps=sweeps, x64=x64)
+
+
+def evaluate(name: str, policies: Mapping[str, Callable], instances: Sequence[Instance], *, x64: bool = True) -> JaxResult:
+    """Run a team of JAX policies on instances, all sweeps in one compiled program."""
+    costs, valid, x = evaluator(name, policies, x64=x64)(stack(name, instances))
+    return JaxResult(costs, valid, x)
