@@ -1,0 +1,110 @@
+"""DCOP throughput: instance-sweeps per second, three ways, side by side.
+
+(a) the PettingZoo parallel env loop with numpy DSA-B policies,
+(b) the numpy reference (``rollout``: the same episode code without the env's dicts),
+(c) the JAX evaluator (all 50 sweeps in one jit+vmap+scan program), float64 (exact
+    parity, the default) and float32.
+
+Compile time and peak memory are reported apart from steady-state speed. (a) and (b)
+cost the same per instance whatever the batch, so they are measured on
+``min(batch, --loop-cap)`` instances and reported as a rate. Prints a table; asserts
+nothing.
+
+    python benchmarks/dcop_throughput.py                       # DGC, batches 1 64 1024 8192
+    python benchmarks/dcop_throughput.py --env dimes --batches 1 64 1024
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import time
+
+import numpy as np
+
+import relic_envs
+from baselines.dcop import dsa_team
+from relic_envs.dcop._sweep import SWEEPS
+
+
+def instances_for(name: str, count: int) -> list:
+    test = list(relic_envs.splits(name).test_instances())
+    if count <= len(test):
+        return test[:count]
+    bench = relic_envs.get_benchmark(name)
+    rng = np.random.default_rng(12345)
+    return test + [bench.generate("test", rng) for _ in range(count - len(test))]
+
+
+def env_loop_rate(name: str, instances: list) -> float:
+    env = relic_envs.make(name, instances=instances)
+    team = dsa_team()
+    start = time.perf_counter()
+    for k in range(len(instances)):
+        obs, _ = env.reset(seed=k)
+        while env.agents:
+            obs, *_ = env.step({a: team[a](obs[a]) for a in env.agents})
+    return len(instances) * SWEEPS / (time.perf_counter() - start)
+
+
+def reference_rate(name: str, instances: list) -> float:
+    start = time.perf_counter()
+    relic_envs.rollout(name, dsa_team(), instances)
+    return len(instances) * SWEEPS / (time.perf_counter() - start)
+
+
+def jax_rates(name: str, instances: list, x64: bool, repeats: int) -> tuple[float, float, float]:
+    import jax
+
+    from baselines.dcop.dsa_jax import dsa_jax_team
+    from relic_envs.dcop import jax_eval
+
+    batch = jax_eval.stack(name, instances)
+    run = jax_eval.evaluator(name, dsa_jax_team(), x64=x64)
+    start = time.perf_counter()
+    run(batch)  # compiles
+    first = time.perf_counter() - start
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run(batch)
+        best = min(best, time.perf_counter() - start)
+    with jax.enable_x64(x64):
+        stats = run.jitted.lower(batch.data).compile().memory_analysis()
+    temp_mb = (stats.temp_size_in_bytes + stats.argument_size_in_bytes + stats.output_size_in_bytes) / 2**20
+    return len(instances) * SWEEPS / best, first - best, temp_mb
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="dgc", choices=relic_envs.names())
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024, 8192])
+    parser.add_argument("--loop-cap", type=int, default=64, help="instances measured for (a) and (b)")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    import jax
+
+    print(f"{args.env}, DSA-B, {SWEEPS} sweeps; {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, jax {jax.__version__} on {jax.devices()[0].platform}")
+    header = (f"{'batch':>6} | {'(a) env loop':>12} | {'(b) numpy ref':>13} | {'(c) jax f64':>11} | {'compile s':>9} | "
+              f"{'XLA MB':>7} | {'(c) jax f32':>11} | {'c64/a':>7} | {'c32/a':>7}")
+    print("instance-sweeps per second (steady state, best of repeats)")
+    print(header)
+    print("-" * len(header))
+    for size in args.batches:
+        instances = instances_for(args.env, size)
+        loop = instances[: min(size, args.loop_cap)]
+        a = env_loop_rate(args.env, loop)
+        b = reference_rate(args.env, loop)
+        c64, compile64, mem64 = jax_rates(args.env, instances, True, args.repeats)
+        c32, _, _ = jax_rates(args.env, instances, False, args.repeats)
+        print(f"{size:>6} | {a:>12.3g} | {b:>13.3g} | {c64:>11.3g} | {compile64:>9.2f} | {mem64:>7.1f} | "
+              f"{c32:>11.3g} | {c64 / a:>7.0f} | {c32 / a:>7.0f}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak resident memory of this process: {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
