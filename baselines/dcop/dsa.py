@@ -37,21 +37,24 @@ TIE_TOL = 1e-9
 VARIANTS = ("A", "B", "C")
 
 
-def dsa_decide(cur: np.ndarray, delta: np.ndarray, u: np.ndarray, *, p: float, variant: str) -> np.ndarray:
-    """One DSA decision for ``m`` variables; returns their next values."""
+def dsa_decide(cur, delta, u, *, p: float, variant: str, xp=np):
+    """One DSA decision for ``m`` variables; returns their next values.
+
+    ``xp`` is the array namespace: ``numpy`` here, ``jax.numpy`` for the JAX twin
+    (``baselines.dcop.dsa_jax``), so both run the same rule.
+    """
     m, d = delta.shape
-    rows = np.arange(m)
+    rows = xp.arange(m)
     now = delta[rows, cur]
     best = delta.min(axis=1)
     gain = now - best
     tied = delta <= best[:, None] + TIE_TOL
     improving = gain > TIE_TOL
     # On a plateau the move is lateral: to another tied value, never the current one.
-    lateral_tied = tied.copy()
-    lateral_tied[rows, cur] = False
+    lateral_tied = tied & (xp.arange(d)[None, :] != cur[:, None])
     has_lateral = lateral_tied.any(axis=1)
-    choose_from = np.where(improving[:, None], tied, lateral_tied)
-    target = np.where(choose_from, u[:, :d], np.inf).argmin(axis=1)
+    choose_from = xp.where(improving[:, None], tied, lateral_tied)
+    target = xp.where(choose_from, u[:, :d], xp.inf).argmin(axis=1)
     if variant == "A":
         eligible = improving
     elif variant == "B":
@@ -59,7 +62,7 @@ def dsa_decide(cur: np.ndarray, delta: np.ndarray, u: np.ndarray, *, p: float, v
     else:
         eligible = improving | (~improving & has_lateral)
     move = eligible & (u[:, d] < p)
-    return np.where(move, target, cur).astype(np.int64)
+    return xp.where(move, target, cur)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +79,8 @@ class DSA:
             raise InvalidConfig(f"DSA variant must be one of {VARIANTS}, got {self.variant!r}")
 
     def __call__(self, obs: Mapping[str, Any]) -> np.ndarray:
-        return dsa_decide(np.asarray(obs["cur"]), np.asarray(obs["delta"]), np.asarray(obs["u"]), p=self.p, variant=self.variant)
+        values = dsa_decide(np.asarray(obs["cur"]), np.asarray(obs["delta"]), np.asarray(obs["u"]), p=self.p, variant=self.variant)
+        return values.astype(np.int64)
 
 
 def dsa_team(p: float = 0.7, variant: str = "B") -> dict[str, DSA]:

@@ -37,7 +37,8 @@ from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
 from relic_envs.core.registry import get_benchmark
 from relic_envs.core.rollout import RolloutResult
-from relic_envs.dcop._sweep import SWEEPS, DCOPBenchmark, SweepContext
+from relic_envs.dcop._explore import exploration
+from relic_envs.dcop._sweep import SWEEPS, DCOPBenchmark
 from relic_envs.errors import InvalidConfig
 
 
@@ -89,10 +90,10 @@ class LSGARun:
         for k, x in enumerate(self.population):
             delta = self.problem.landscape(self.instance, x)
             if k == 0:
-                u = SweepContext(self.problem, self.instance, x, x, self.t, None).u
+                u = exploration(int(self.instance.seed), self.t, n, d + 1)
             else:
                 u = self.rng.random((n, d + 1))
-            self.population[k] = dsa_decide(x, delta, u, p=self.settings.p, variant="B")
+            self.population[k] = dsa_decide(x, delta, u, p=self.settings.p, variant="B").astype(np.int64)
         self.t += 1
         self._evaluate()
         if self.t % self.settings.generation == 0 and self.t < SWEEPS:
