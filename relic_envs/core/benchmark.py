@@ -111,6 +111,19 @@ class Benchmark(abc.ABC):
     def max_steps(self, instance: Instance) -> int:
         """The natural episode length (an upper bound where episodes end early)."""
 
+    def reference_policy(self, role: str, interface: str = "paper"):
+        """The fixed, non-learned behaviour of ``role`` for Reflect's credit map (Appendix C.2).
+
+        The full team is compared with a reference team in which this policy stands in
+        for the role: the role absent where resources are substitutable, a fixed
+        fallback where the stage is mandatory.
+        """
+        raise NotImplementedError(f"{self.name}: no reference policy defined for Reflect's credit map yet")
+
+    def reference_text(self, role: str) -> str:
+        """One phrase naming the reference behaviour, for the Reflect summary."""
+        return "the fixed reference behaviour"
+
     def score(self, raw: float) -> float:
         """Higher-is-better score of a raw objective: costs negated, rewards as is."""
         return -float(raw) if self.minimize else float(raw)

@@ -201,6 +201,10 @@ def _to_kwargs_factory(names: tuple[str, ...], kinds: Mapping[str, str]) -> Call
     return to_kwargs
 
 
+def _hold(obs: Mapping[str, Any]) -> np.ndarray:
+    return np.asarray(obs["cur"], dtype=np.int64)
+
+
 class DCOPBenchmark(Benchmark):
     """A DCOP benchmark of the paper, from its :class:`DCOPProblem`."""
 
@@ -279,6 +283,15 @@ class DCOPBenchmark(Benchmark):
     def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.MultiDiscrete:
         m = self.owned(instance, role).size
         return spaces.MultiDiscrete(np.full(m, self.problem.domain, dtype=np.int64))
+
+    def reference_policy(self, role: str, interface: str = "paper"):
+        """Hold: the role's variables keep their current values (a mandatory stage's
+        fixed fallback: every variable needs a value, so the role cannot be absent)."""
+        self.check_interface(interface)
+        return _hold
+
+    def reference_text(self, role: str) -> str:
+        return "holding your variables at their current values"
 
     def max_steps(self, instance: Instance) -> int:
         return SWEEPS

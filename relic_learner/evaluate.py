@@ -1,0 +1,291 @@
+"""Team evaluation: the one trusted scoring routine of the learner and the baselines.
+
+:class:`TeamEvaluator` takes a team of role programs (source text; ``None`` for a
+role's fixed reference behaviour), plays it on a :class:`~relic_learner.batches.Batch`
+in a pool of sandbox workers, and returns per-instance results with one typed status.
+Results are cached by the hash of the team's sources and the batch, so re-scoring a
+team on the same mixed batch is free.
+
+Statuses (Appendix C.5, "Failure handling"): ``ok``, or invalid with one reason:
+``syntax``, ``signature``, ``forbidden`` (program text), ``exception``, ``timeout``,
+``memory``, ``mutation`` (execution), ``type``, ``dtype``, ``shape``, ``domain``,
+``non-finite`` (the benchmark's return contract). An invalid team has no score.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import os
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from relic_envs.core.benchmark import Benchmark
+from relic_envs.core.program import ProgramPolicy, check_source
+from relic_envs.core.registry import get_benchmark
+from relic_envs.core.rollout import RolloutResult, rollout
+from relic_envs.errors import InvalidConfig, ProgramError
+from relic_learner.batches import Batch
+from relic_learner.intake import Program
+from relic_learner.sandbox import Job, Limits, SandboxWorker
+
+Team = Mapping[str, "str | Program | None"]
+
+REASONS = (
+    "syntax", "signature", "forbidden", "exception", "timeout", "memory", "mutation",
+    "type", "dtype", "shape", "domain", "non-finite",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Status:
+    """``ok``, or the first failure: its reason, the role at fault and a detail line."""
+
+    ok: bool
+    reason: str | None = None
+    role: str | None = None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return "ok" if self.ok else f"invalid ({self.reason}, role {self.role}): {self.detail}"
+
+
+OK = Status(True)
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamEvaluation:
+    """A team's results on one batch.
+
+    ``mean_score`` is Eq. 3's mean higher-is-better score over the batch, ``None``
+    when the status is invalid (an invalid team has no score; the search charges it).
+    """
+
+    results: tuple[RolloutResult, ...]
+    status: Status
+    seconds: float
+    cached: bool = False
+    calls: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status.ok
+
+    @property
+    def scores(self) -> list[float | None]:
+        return [r.score for r in self.results]
+
+    @property
+    def mean_score(self) -> float | None:
+        if not self.ok:
+            return None
+        return math.fsum(r.score for r in self.results) / len(self.results)
+
+    @property
+    def mean_objective(self) -> float | None:
+        if not self.ok:
+            return None
+        return math.fsum(r.objective for r in self.results) / len(self.results)
+
+
+def _source(program: str | Program | None) -> str | None:
+    return program.source if isinstance(program, Program) else program
+
+
+def _status_of(results: Sequence[RolloutResult]) -> Status:
+    for result in results:
+        if result.invalid is not None:
+            return Status(False, result.invalid.reason, result.invalid.role, result.invalid.detail)
+    return OK
+
+
+class TeamEvaluator:
+    """Evaluate teams of role programs on batches, sandboxed, pooled and cached.
+
+    Parameters
+    ----------
+    benchmark:
+        Benchmark name or object.
+    interface:
+        ``"paper"`` or ``"alt"`` (where the benchmark has it).
+    workers:
+        Sandbox processes in the pool; default: the machine's CPU count. A batch is
+        split into contiguous chunks across them.
+    limits:
+        :class:`~relic_learner.sandbox.Limits`; default: the family's per-call limit
+        (2 s per DCOP call, 0.25 s per CO decision, 1 s for MAPP/MAS), 1 GiB memory.
+    sandbox:
+        ``False`` runs trusted programs in this process (no limits): for measuring the
+        sandbox's overhead and for hand-written seeds, never for LLM output.
+    cache_size:
+        How many (team, batch) results to keep.
+
+    Use it as a context manager, or call :meth:`close`, to stop the workers.
+    """
+
+    def __init__(
+        self,
+        benchmark: str | Benchmark,
+        *,
+        interface: str = "paper",
+        workers: int | None = None,
+        limits: Limits | None = None,
+        sandbox: bool = True,
+        cache_size: int = 4096,
+    ):
+        self.bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+        self.bench.check_interface(interface)
+        self.interface = interface
+        self.signatures = self.bench.signatures(interface)
+        self.limits = limits or Limits.for_family(self.bench.family)
+        workers = (os.cpu_count() or 1) if workers is None else workers
+        if not isinstance(workers, int) or workers < 1:
+            raise InvalidConfig(f"workers must be a positive int, got {workers!r}")
+        self.n_workers = workers
+        self.sandbox = sandbox
+        self._cache: OrderedDict[str, TeamEvaluation] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self._idle: queue.Queue[SandboxWorker] = queue.Queue()
+        self._workers = [SandboxWorker(self.limits.memory_mb) for _ in range(workers if sandbox else 0)]
+        for worker in self._workers:
+            self._idle.put(worker)
+        self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="relic-eval")
+        self.evaluations = 0  # evaluations actually run (cache misses)
+        self.cache_hits = 0
+
+    # -- public API ------------------------------------------------------------------
+    def evaluate(self, team: Team, batch: Batch) -> TeamEvaluation:
+        """Play ``team`` on ``batch``; never raises for anything a program does."""
+        return self.evaluate_many([team], batch)[0]
+
+    def evaluate_many(self, teams: Sequence[Team], batch: Batch) -> list[TeamEvaluation]:
+        """Evaluate several teams on one batch, spreading all their chunks over the pool."""
+        if not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a relic_learner.batches.Batch, got {type(batch).__name__}")
+        keyed = [(self._team_key(team), self._sources(team)) for team in teams]
+        out: dict[int, TeamEvaluation] = {}
+        pending: list[tuple[int, str, dict[str, str | None]]] = []
+        for index, (key, sources) in enumerate(keyed):
+            hit = self._lookup(f"{key}:{batch.digest}")
+            if hit is not None:
+                out[index] = hit
+            elif (rejected := self._reject(sources)) is not None:
+                out[index] = TeamEvaluation(tuple(), rejected, 0.0)
+            else:
+                pending.append((index, key, sources))
+        # One future per (team, chunk); chunks of all teams share the pool.
+        chunks = self._chunks(len(batch))
+        started = time.perf_counter()
+        futures = {
+            (index, c): self._threads.submit(self._run_chunk, sources, batch, lo, hi)
+            for index, _, sources in pending
+            for c, (lo, hi) in enumerate(chunks)
+        }
+        for index, key, _ in pending:
+            results: list[RolloutResult] = []
+            calls: dict[str, int] = {}
+            for c in range(len(chunks)):
+                chunk_results, stats = futures[(index, c)].result()
+                results.extend(chunk_results)
+                for role, n in stats.get("calls", {}).items():
+                    calls[role] = calls.get(role, 0) + n
+            evaluation = TeamEvaluation(tuple(results), _status_of(results), time.perf_counter() - started, False, calls)
+            self._store(f"{key}:{batch.digest}", evaluation)
+            out[index] = evaluation
+        return [out[i] for i in range(len(teams))]
+
+    def close(self) -> None:
+        """Stop every worker."""
+        self._threads.shutdown(wait=True)
+        for worker in self._workers:
+            worker.close()
+
+    def __enter__(self) -> TeamEvaluator:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def restarts(self) -> int:
+        """Worker replacements so far (after kills, crashes and tampering)."""
+        return sum(w.restarts for w in self._workers)
+
+    # -- internals -------------------------------------------------------------------
+    def _sources(self, team: Team) -> dict[str, str | None]:
+        unknown = set(team) - set(self.bench.roles)
+        missing = [r for r in self.bench.roles if r not in team]
+        if unknown or missing:
+            raise InvalidConfig(f"a team maps each of {list(self.bench.roles)} to a program; missing {missing}, unknown {sorted(unknown)}")
+        sources = {role: _source(team[role]) for role in self.bench.roles}
+        for role, source in sources.items():
+            if source is not None and not isinstance(source, str):
+                raise InvalidConfig(f"role {role}: a program is source text, a Program or None, got {type(source).__name__}")
+        return sources
+
+    def _team_key(self, team: Team) -> str:
+        h = hashlib.sha256(f"{self.bench.name}:{self.interface}".encode())
+        for role, source in self._sources(team).items():
+            h.update(f"\0{role}\0".encode())
+            h.update(b"<reference>" if source is None else source.encode())
+        return h.hexdigest()
+
+    def _reject(self, sources: Mapping[str, str | None]) -> Status | None:
+        """Validate program text here, before any worker sees it."""
+        for role, source in sources.items():
+            if source is None:
+                continue
+            try:
+                check_source(source, self.signatures[role])
+            except ProgramError as exc:
+                return Status(False, exc.reason, role, str(exc))
+        return None
+
+    def _chunks(self, n: int) -> list[tuple[int, int]]:
+        k = max(1, min(self.n_workers, n))
+        bounds = [round(i * n / k) for i in range(k + 1)]
+        return [(bounds[i], bounds[i + 1]) for i in range(k)]
+
+    def _run_chunk(self, sources: Mapping[str, str | None], batch: Batch, lo: int, hi: int) -> tuple[list[RolloutResult], dict]:
+        instances = batch.instances[lo:hi]
+        if not self.sandbox:
+            return self._run_in_process(sources, instances), {}
+        worker = self._idle.get()
+        try:
+            job = Job(self.bench.name, self.interface, dict(sources), tuple(instances), batch.digest, self.limits.call_s)
+            return worker.run(job, self.limits.wall_for(len(instances)))
+        finally:
+            self._idle.put(worker)
+
+    def _run_in_process(self, sources: Mapping[str, str | None], instances: Sequence[Any]) -> list[RolloutResult]:
+        team = {}
+        for role, source in sources.items():
+            team[role] = (
+                self.bench.reference_policy(role, self.interface) if source is None
+                else ProgramPolicy(source, self.signatures[role])
+            )
+        return rollout(self.bench, team, instances, interface=self.interface)
+
+    def _lookup(self, key: str) -> TeamEvaluation | None:
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is None:
+                return None
+            self._cache.move_to_end(key)
+            self.cache_hits += 1
+            return dataclasses.replace(hit, cached=True)
+
+    def _store(self, key: str, evaluation: TeamEvaluation) -> None:
+        with self._lock:
+            self.evaluations += 1
+            self._cache[key] = evaluation
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+

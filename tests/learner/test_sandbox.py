@@ -1,0 +1,186 @@
+"""The hostile-program corpus: every bad program is rejected or contained with the right
+reason, and the evaluation after it is still correct (issue 4, "Must show")."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import relic_envs
+from relic_envs.seeds import seed_source, seed_team
+from relic_learner.batches import Batch
+from relic_learner.evaluate import TeamEvaluator
+from relic_learner.sandbox import Limits
+
+HEADER = "import numpy as np\n\ndef select_values_A(cur, delta, u, t, violation_now, repair_gain):\n"
+
+
+def program(body: str, prelude: str = "") -> str:
+    return prelude + HEADER + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+
+
+# (case, role-A program, expected reason). Program-text rejections never reach a worker;
+# the others run in the sandbox and must be contained there.
+CORPUS = [
+    ("infinite loop", program("while True:\n    pass"), "timeout"),
+    ("time.sleep", program("time.sleep(100)\nreturn cur", "import time\n"), "forbidden"),
+    ("memory bomb (numpy)", program("x = np.ones((1 << 40,))\nreturn cur"), "memory"),
+    ("memory bomb (list)", program("x = [0] * (1 << 40)\nreturn cur"), "memory"),
+    ("recursion bomb", program("def f(n):\n    return f(n + 1)\nreturn f(0)"), "exception"),
+    ("fork", program("os.fork()\nreturn cur", "import os\n"), "forbidden"),
+    ("subprocess", program("subprocess.run(['true'])\nreturn cur", "import subprocess\n"), "forbidden"),
+    ("file write", program("open('/tmp/relic_pwned', 'w').write('x')\nreturn cur"), "forbidden"),
+    ("socket", program("socket.socket()\nreturn cur", "import socket\n"), "forbidden"),
+    ("import os", program("import os\nreturn cur"), "forbidden"),
+    ("import sys", program("import sys\nreturn cur"), "forbidden"),
+    ("import ctypes", program("import ctypes\nreturn cur"), "forbidden"),
+    ("import importlib", program("import importlib\nreturn cur"), "forbidden"),
+    ("__import__", program("__import__('os').system('true')\nreturn cur"), "forbidden"),
+    ("builtins tampering", program("__builtins__['len'] = None\nreturn cur"), "forbidden"),
+    ("import builtins", program("import builtins\nbuiltins.len = None\nreturn cur"), "forbidden"),
+    ("mro escape", program("().__class__.__mro__[1].__subclasses__()\nreturn cur"), "forbidden"),
+    ("getattr escape", program("getattr((), '__cla' + 'ss__')\nreturn cur"), "forbidden"),
+    ("numpy file io", program("np.save('/tmp/relic_pwned.npy', cur)\nreturn cur"), "forbidden"),
+    ("frame walk", program("try:\n    1 / 0\nexcept Exception as e:\n    e.with_traceback(None).tb_frame\nreturn cur"), "forbidden"),
+    ("np.random", program("return np.random.randint(0, 3, size=cur.shape)"), "forbidden"),
+    ("module assignment", program("np.mean = None\nreturn cur"), "forbidden"),
+    ("mutate input", program("cur[0] = 1\nreturn cur"), "mutation"),
+    ("flip writeable", program("cur.setflags(write=True)\ncur[0] = 1\nreturn cur"), "mutation"),
+    ("module tampering via alias", program("m = np.polynomial.polynomial\nm.polyval = None\nreturn cur"), "forbidden"),
+    ("returns None", program("return None"), "type"),
+    ("returns NaN", program("return np.full(cur.shape, np.nan)"), "non-finite"),
+    ("returns list", program("return cur.tolist()"), "type"),
+    ("wrong shape", program("return np.zeros(cur.size + 1, dtype=int)"), "shape"),
+    ("out of range", program("return cur + 100"), "domain"),
+    ("returns object subclass", program("class A(np.ndarray):\n    pass\nreturn cur.view(A)"), "type"),
+    ("SystemExit", program("raise SystemExit(3)"), "exception"),
+    ("KeyboardInterrupt", program("raise KeyboardInterrupt"), "exception"),
+    ("exception", program("return cur[10**6]"), "exception"),
+    ("syntax", HEADER + "    return cur +\n", "syntax"),
+    ("signature", "def select_values_A(cur, delta):\n    return cur\n", "signature"),
+    ("async def", "async def select_values_A(cur, delta, u, t, violation_now, repair_gain):\n    return cur\n", "signature"),
+]
+
+
+@pytest.fixture(scope="module")
+def instances():
+    return Batch(tuple(relic_envs.splits("dgc").test_instances()[:2]))
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    return {r: seed_source("dgc", r) for r in "ABC"}
+
+
+@pytest.fixture(scope="module")
+def expected(seeds, instances):
+    return relic_envs.rollout("dgc", seed_team("dgc"), instances.instances)
+
+
+@pytest.fixture(scope="module")
+def evaluator():
+    # Short limits keep the corpus fast; the wall limit is the backstop for the
+    # catch-everything loop below.
+    with TeamEvaluator("dgc", workers=1, limits=Limits(call_s=0.3, memory_mb=256, wall_s=8.0)) as ev:
+        yield ev
+
+
+@pytest.mark.parametrize(("case", "source", "reason"), CORPUS, ids=[c[0] for c in CORPUS])
+def test_hostile_program_is_contained(evaluator, seeds, instances, expected, case, source, reason):
+    result = evaluator.evaluate({**seeds, "A": source}, instances)
+    assert not result.ok
+    assert (result.status.reason, result.status.role) == (reason, "A"), str(result.status)
+    assert result.mean_score is None
+    # The next evaluation in the same pool is still correct.
+    honest = evaluator.evaluate({**seeds, "A": seeds["A"] + f"\n# after {case}\n"}, instances)
+    assert honest.ok, str(honest.status)
+    assert [r.objective for r in honest.results] == [r.objective for r in expected]
+
+
+def test_swallowed_timeout_is_killed_by_the_wall_limit(evaluator, seeds, instances, expected):
+    hog = program("while True:\n    try:\n        while True:\n            pass\n    except:\n        pass")
+    restarts = evaluator.restarts
+    result = evaluator.evaluate({**seeds, "A": hog}, instances)
+    assert (result.status.reason, result.status.role) == ("timeout", "A")
+    assert evaluator.restarts == restarts + 1
+    honest = evaluator.evaluate({**seeds, "B": seeds["B"] + "\n# after the hog\n"}, instances)
+    assert [r.objective for r in honest.results] == [r.objective for r in expected]
+
+
+def test_printing_megabytes_is_harmless(evaluator, seeds, instances, expected):
+    chatty_c = seeds["C"].replace(") -> np.ndarray:\n", ") -> np.ndarray:\n    print('y' * 2_000_000)\n", 1)
+    assert chatty_c != seeds["C"]
+    result = evaluator.evaluate({**seeds, "C": chatty_c}, instances)
+    assert result.ok, str(result.status)
+    assert [r.objective for r in result.results] == [r.objective for r in expected]
+
+
+def test_a_crashed_worker_is_replaced_and_the_batch_goes_on(seeds, instances, expected):
+    slow = seeds["A"].replace(
+        "    m, domain = delta.shape", "    s = 0\n    for i in range(200_000):\n        s += i\n    m, domain = delta.shape", 1
+    )
+    assert slow != seeds["A"]
+    with TeamEvaluator("dgc", workers=1, limits=Limits(call_s=5.0, wall_s=60.0)) as ev:
+        ev.evaluate({**seeds, "A": seeds["A"] + "\n# warm\n"}, instances)  # start the worker
+        (worker,) = ev._workers
+
+        def crash_during_first_instance():
+            deadline = time.monotonic() + 60
+            while worker._progress[0] != 0 and time.monotonic() < deadline:  # the warm run left it at 1
+                time.sleep(0.001)
+            os.kill(worker._process.pid, signal.SIGSEGV)
+
+        killer = threading.Thread(target=crash_during_first_instance)
+        killer.start()
+        result = ev.evaluate({**seeds, "A": slow}, instances)
+        killer.join()
+        assert result.status.reason == "exception" and "SIGSEGV" in result.status.detail
+        assert len(result.results) == 2 and result.results[1].valid  # the other instance still ran
+        assert ev.restarts == 1
+        again = ev.evaluate(seeds, instances)
+        assert [r.objective for r in again.results] == [r.objective for r in expected]
+
+
+WORKER_HOOK_CHECK = """
+import sys
+from relic_learner import sandbox
+sandbox._prepare_worker(256)
+checks = {
+    "open for write": lambda: open("/tmp/relic_hook_check", "w"),
+    "open for read": lambda: open("/etc/hostname"),
+    "socket": lambda: __import__("socket").socket(),
+    "subprocess": lambda: __import__("subprocess").run(["true"]),
+    "os.system": lambda: __import__("os").system("true"),
+    "exec": lambda: exec("1"),
+    "fresh import": lambda: __import__("xml.dom.minidom"),
+}
+guard = sandbox._ModuleGuard()
+norm = sandbox.np.linalg.norm
+sandbox.np.linalg.norm = None  # what a program could do if it slipped past the validator
+if not guard.tampered() or sandbox.np.linalg.norm is not norm or guard.tampered():
+    sys.exit(100)
+failures = 0
+for name, attempt in checks.items():
+    try:
+        sandbox._guarded_call(attempt, (), {}, 2.0)
+        failures += 1
+    except sandbox.InvalidReturn as exc:
+        failures += exc.reason != "forbidden"
+sys.exit(failures)
+"""
+
+
+def test_worker_guards_hold_even_without_the_validator():
+    # Defence in depth: run raw callables (no AST check) under the worker's guard, in a
+    # throwaway interpreter so this test process keeps its own audit state.
+    proc = subprocess.run([sys.executable, "-c", WORKER_HOOK_CHECK], timeout=120)
+    assert proc.returncode != 100, "module tampering was not detected and undone"
+    assert proc.returncode == 0, f"{proc.returncode} outside-world calls were not blocked"
+    assert not os.path.exists("/tmp/relic_hook_check")
