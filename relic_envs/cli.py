@@ -5,6 +5,7 @@ Examples::
     relic-envs list
     relic-envs eval --env dgc --team seeds --team dsa-b
     relic-envs eval --env dgc --team my/A.py,my/B.py,my/C.py
+    relic-envs eval --env mapp_pc --interface alt   # seeds of the alternative interface, per test size
     relic-envs table                      # seeds, DSA-B, LSGA-DSA on every DCOP test split
     relic-envs splits --write dgc         # regenerate canonical splits + manifest
 """
@@ -25,25 +26,38 @@ from relic_envs.errors import InvalidConfig
 BUILTIN_TEAMS = ("seeds", "dsa-b", "lsga-dsa", "initial")
 
 
-def evaluate_team(name: str, team: str, split: str = "test", progress: bool = True) -> list[RolloutResult]:
+def split_instances(name: str, split: str) -> list:
+    """Instances of a canonical split: ``test`` (all test sizes), a test regime such as
+    ``test50``, or ``train1``..``train5``."""
+    s = splits(name)
+    if split == "test":
+        return [i for regime in s.test for i in s.test[regime]]
+    if split in s.test:
+        return list(s.test[split])
+    if split.startswith("train") and split[5:].isdigit() and 1 <= int(split[5:]) <= len(s.train):
+        return list(s.train[int(split[5:]) - 1])
+    allowed = ["test", *(list(s.test) if len(s.test) > 1 else []), *(f"train{b}" for b in range(1, len(s.train) + 1))]
+    raise InvalidConfig(f"split must be one of {allowed}, got {split!r}")
+
+
+def evaluate_team(
+    name: str, team: str, split: str = "test", progress: bool = True, interface: str = "paper"
+) -> list[RolloutResult]:
     """Evaluate a named team or ``A.py,B.py,C.py`` files on a canonical split.
 
     ``seeds`` is the seed programs, ``dsa-b`` and ``lsga-dsa`` the human DCOP baselines,
     ``initial`` keeps every variable at its initial value (the cost of the start).
     """
-    s = splits(name)
-    if split == "test":
-        instances = [i for regime in s.test for i in s.test[regime]]
-    elif split.startswith("train") and split[5:].isdigit() and 1 <= int(split[5:]) <= len(s.train):
-        instances = list(s.train[int(split[5:]) - 1])
-    else:
-        raise InvalidConfig(f"split must be 'test' or 'train1'..'train{len(s.train)}', got {split!r}")
+    instances = split_instances(name, split)
+    get_benchmark(name).check_interface(interface)
     if team == "seeds":
         from relic_envs.seeds import seed_team
 
-        return rollout(name, seed_team(name), instances, progress=progress)
+        return rollout(name, seed_team(name, interface), instances, progress=progress, interface=interface)
     if team == "initial":
         bench = get_benchmark(name)
+        if bench.family != "dcop":
+            raise InvalidConfig(f"team 'initial' keeps DCOP values; {name!r} is not a DCOP benchmark")
         return rollout(name, {r: (lambda obs: obs["cur"]) for r in bench.roles}, instances, progress=progress)
     if team in ("dsa-b", "lsga-dsa"):
         from baselines.dcop import solve_dsa, solve_lsga
@@ -59,9 +73,9 @@ def evaluate_team(name: str, team: str, split: str = "test", progress: bool = Tr
             f"team must be one of {BUILTIN_TEAMS} or {len(bench.roles)} comma-separated .py files (one per role "
             f"{', '.join(bench.roles)}), got {team!r}"
         )
-    signatures = bench.signatures()
+    signatures = bench.signatures(interface)
     policies = {r: ProgramPolicy.from_file(p, signatures[r]) for r, p in zip(bench.roles, paths)}
-    return rollout(name, policies, instances, progress=progress)
+    return rollout(name, policies, instances, progress=progress, interface=interface)
 
 
 def summarize(results: Sequence[RolloutResult]) -> str:
@@ -85,13 +99,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     teams = args.team or ["seeds"]
-    print(f"{args.env} ({args.split} split): raw objective, mean ± std over instances")
-    for team in teams:
-        results = evaluate_team(args.env, team, args.split, progress=not args.quiet)
-        print(f"  {team:<12} {summarize(results)}")
-        for k, r in enumerate(results):
-            if not r.valid:
-                print(f"    instance {k}: invalid, role {r.invalid.role}: {r.invalid.reason} ({r.invalid.detail})")
+    # The test split of a benchmark with several test sizes (MAPP: 50 and 80) is reported per size.
+    test = splits(args.env).test
+    parts = list(test) if args.split == "test" and len(test) > 1 else [args.split]
+    itf = "" if args.interface == "paper" else f", {args.interface} interface"
+    for part in parts:
+        print(f"{args.env} ({part} split{itf}): raw objective, mean ± std over instances")
+        for team in teams:
+            results = evaluate_team(args.env, team, part, progress=not args.quiet, interface=args.interface)
+            print(f"  {team:<12} {summarize(results)}")
+            for k, r in enumerate(results):
+                if not r.valid:
+                    print(f"    instance {k}: invalid, role {r.invalid.role}: {r.invalid.reason} ({r.invalid.detail})")
     return 0
 
 
@@ -134,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="evaluate teams on a split and print mean ± std of the raw objective")
     ev.add_argument("--env", required=True, choices=names())
     ev.add_argument("--team", action="append", help=f"{', '.join(BUILTIN_TEAMS)} or A.py,B.py,C.py (repeatable)")
-    ev.add_argument("--split", default="test", help="test (default) or train1..train5")
+    ev.add_argument("--split", default="test", help="test (default; per size for MAPP), test50/test80 (MAPP) or train1..train5")
+    ev.add_argument("--interface", default="paper", choices=("paper", "alt"), help="role interface (alt: MAPP/MAS)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=_cmd_eval)
     tb = sub.add_parser("table", help="seeds, DSA-B and LSGA-DSA beside the paper's Table 2 (DCOP)")

@@ -82,6 +82,10 @@ class Benchmark(abc.ABC):
     minimize: bool
     interfaces: tuple[str, ...] = ("paper",)
     roles: tuple[str, ...] = ROLES
+    # True: a policy that raises voids the rollout (DCOP strict rejection). False: the
+    # exception object is passed to ``Episode.step`` as the role's action, which maps
+    # it per the benchmark's contract (MAPP: return to the depot).
+    void_on_exception: bool = True
 
     @abc.abstractmethod
     def signatures(self, interface: str = "paper") -> dict[str, Signature]:

@@ -50,10 +50,14 @@ def _dcop(name: str, title: str, objective: str) -> BenchmarkSpec:
     return BenchmarkSpec(name, title, "dcop", "B.4", objective, f"relic_envs.dcop.{name}.envs:BENCHMARK")
 
 
+def _mapp(short: str, title: str, objective: str) -> BenchmarkSpec:
+    return BenchmarkSpec(f"mapp_{short}", title, "mapp", "B.1", objective, f"relic_envs.mapp.{short}.envs:BENCHMARK")
+
+
 SPECS: tuple[BenchmarkSpec, ...] = (
-    BenchmarkSpec("mapp_pc", "Multi-Agent Prize Collection (MAPP-PC)", "mapp", "B.1", "see B.1", None),
-    BenchmarkSpec("mapp_ar", "Multi-Agent Area Reconnaissance (MAPP-AR)", "mapp", "B.1", "see B.1", None),
-    BenchmarkSpec("mapp_ds", "Multi-Agent Dynamic Servicing (MAPP-DS)", "mapp", "B.1", "see B.1", None),
+    _mapp("pc", "Multi-Agent Prize Collection (MAPP-PC)", "collected prize (max)"),
+    _mapp("ar", "Multi-Agent Area Reconnaissance (MAPP-AR)", "uncertainty removed (max)"),
+    _mapp("ds", "Multi-Agent Dynamic Servicing (MAPP-DS)", "value of served requests (max)"),
     BenchmarkSpec("mas_jd", "Multi-Agent Job Dispatch (MAS-JD)", "mas", "B.2", "see B.2", None),
     BenchmarkSpec("mas_st", "Multi-Agent Skilled-Task Scheduling (MAS-ST)", "mas", "B.2", "see B.2", None),
     BenchmarkSpec("mas_fs", "Multi-Agent Flow-Shop Scheduling (MAS-FS)", "mas", "B.2", "see B.2", None),

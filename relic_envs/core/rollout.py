@@ -87,9 +87,12 @@ def _play(bench: Benchmark, team: Mapping[str, Policy], instance: Instance, inte
         for role in bench.roles:
             try:
                 actions[role] = team[role](episode.observe(role))
-            except InvalidReturn as exc:
-                return RolloutResult(None, None, episode.step_count, Invalid(role, exc.reason, str(exc)))
-            except Exception as exc:  # a user policy's bug voids its rollout, not the batch
+            except Exception as exc:  # a user policy's bug voids its rollout (or is its action), not the batch
+                if not bench.void_on_exception:
+                    actions[role] = exc  # the episode applies the benchmark's fallback (MAPP: depot)
+                    continue
+                if isinstance(exc, InvalidReturn):
+                    return RolloutResult(None, None, episode.step_count, Invalid(role, exc.reason, str(exc)))
                 detail = f"{type(exc).__name__}: {exc}"
                 return RolloutResult(None, None, episode.step_count, Invalid(role, "exception", detail))
         invalid = episode.step(actions)

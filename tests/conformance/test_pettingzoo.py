@@ -12,6 +12,8 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 import relic_envs
 
 BUILT = relic_envs.names()
+# Every (benchmark, interface) pair: the kit runs on the paper's and the alternative interface.
+CASES = [(n, i) for n in BUILT for i in relic_envs.get_benchmark(n).interfaces]
 
 # PettingZoo's kit warns about choices DESIGN.md makes on purpose; any other warning fails.
 EXPECTED_WARNINGS = (
@@ -19,6 +21,7 @@ EXPECTED_WARNINGS = (
     "Agents have different observation space sizes",  # roles see different features
     "Observation space for each agent probably should be",  # Dict spaces by design
     "Action space for each agent probably should be",  # MultiDiscrete value vectors (DCOP)
+    "The action space is not a Discrete space",  # different action spaces are fine
     "We recommend agents to be named in the format",  # the paper's role names A, B, C
 )
 
@@ -38,44 +41,54 @@ def test_registered_in_pettingzoo(name):
     assert isinstance(pettingzoo.make("aec", f"relic/{name}-v0"), pettingzoo.AECEnv)
 
 
-@pytest.mark.parametrize("name", BUILT)
-def test_parallel_api(name):
-    _run_checked(parallel_api_test, pettingzoo.make("parallel", f"relic/{name}-v0"), num_cycles=60)
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_parallel_api(name, interface):
+    _run_checked(parallel_api_test, pettingzoo.make("parallel", f"relic/{name}-v0", interface=interface), num_cycles=60)
 
 
-@pytest.mark.parametrize("name", BUILT)
-def test_aec_api(name):
-    _run_checked(api_test, pettingzoo.make("aec", f"relic/{name}-v0"), num_cycles=60)
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_aec_api(name, interface):
+    _run_checked(api_test, pettingzoo.make("aec", f"relic/{name}-v0", interface=interface), num_cycles=60)
 
 
-@pytest.mark.parametrize("name", BUILT)
-def test_seed(name):
-    _run_checked(seed_test, lambda: pettingzoo.make("aec", f"relic/{name}-v0"), num_cycles=20)
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_seed(name, interface):
+    _run_checked(seed_test, lambda: pettingzoo.make("aec", f"relic/{name}-v0", interface=interface), num_cycles=20)
 
 
-@pytest.mark.parametrize("name", BUILT)
-def test_parallel_seed(name):
-    _run_checked(parallel_seed_test, lambda: pettingzoo.make("parallel", f"relic/{name}-v0"), num_cycles=20)
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_parallel_seed(name, interface):
+    _run_checked(
+        parallel_seed_test, lambda: pettingzoo.make("parallel", f"relic/{name}-v0", interface=interface), num_cycles=20
+    )
 
 
-@pytest.mark.parametrize("name", BUILT)
-def test_multistep_determinism(name):
+def _random_action(space, rng):
+    if hasattr(space, "nvec"):  # MultiDiscrete (DCOP value vectors)
+        return rng.integers(0, space.nvec)
+    return int(space.start + rng.integers(0, space.n))  # Discrete (MAPP node ids), masks ignored on purpose
+
+
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_multistep_determinism(name, interface):
     """Two envs, same seed, same sampled actions: identical trajectories for a whole episode.
 
     (PettingZoo 1.27's parallel_seed_test stops after one step.)
     """
-    envs = [relic_envs.make(name) for _ in range(2)]
+    envs = [relic_envs.make(name, interface=interface) for _ in range(2)]
     traces = []
     for env in envs:
         obs, _ = env.reset(seed=7)
         rng = np.random.default_rng(3)
         trace = [obs]
         while env.agents:
-            actions = {a: rng.integers(0, env.action_space(a).nvec) for a in env.agents}
+            actions = {a: _random_action(env.action_space(a), rng) for a in env.agents}
             obs, rew, term, trunc, info = env.step(actions)
             trace.append((obs, rew, term, trunc, info))
         traces.append(trace)
-    assert len(traces[0]) == len(traces[1]) == 51
+    assert len(traces[0]) == len(traces[1]) > 2
+    if env.benchmark.family == "dcop":
+        assert len(traces[0]) == 51
     for a, b in zip(*traces):
         assert _equal(a, b)
 
@@ -88,29 +101,37 @@ def _equal(a, b) -> bool:
     return bool(np.array_equal(a, b))
 
 
-@pytest.mark.parametrize("name", BUILT)
-def test_episode_return_equals_final_score(name):
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_episode_return_equals_final_score(name, interface):
     """Shared reward = per-step change of score, so the return is the final score."""
-    env = relic_envs.make(name, instances=relic_envs.splits(name).test_instances()[:1])
+    s = relic_envs.splits(name)
+    env = relic_envs.make(name, interface=interface, instances=s.test[list(s.test)[0]][:1])
     obs, _ = env.reset()
+    rng = np.random.default_rng(0)
     total = 0.0
     while env.agents:
-        obs, rew, term, trunc, info = env.step({a: obs[a]["cur"] for a in env.agents})
+        # DCOP: keep values; MAPP: a random feasible node (the mask's 1s), so episodes are non-trivial.
+        actions = {
+            a: obs[a]["cur"] if "cur" in obs[a] else int(rng.choice(np.flatnonzero(obs[a]["action_mask"])))
+            for a in env.agents
+        }
+        obs, rew, term, trunc, info = env.step(actions)
         total += rew["A"]
         assert rew["A"] == rew["B"] == rew["C"]
     assert total == pytest.approx(info["A"]["score"])
-    assert info["A"]["objective"] == pytest.approx(-info["A"]["score"])
+    assert info["A"]["score"] == pytest.approx(env.benchmark.score(info["A"]["objective"]))
 
 
-@pytest.mark.parametrize("name", BUILT)
-def test_observations_fit_spaces_and_signatures(name):
-    env = relic_envs.make(name)
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_observations_fit_spaces_and_signatures(name, interface):
+    env = relic_envs.make(name, interface=interface)
     obs, _ = env.reset(seed=0)
-    signatures = env.benchmark.signatures()
+    signatures = env.benchmark.signatures(interface)
     for agent in env.agents:
         space = env.observation_space(agent)
         assert space.contains(obs[agent]), agent
-        assert set(space.spaces) == set(signatures[agent].param_names)
+        assert set(space.spaces) - {"action_mask"} == set(signatures[agent].param_names)
+        assert ("action_mask" in space.spaces) == (env.benchmark.family == "mapp")
 
 
 def test_max_cycles_truncates():

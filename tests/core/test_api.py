@@ -15,12 +15,13 @@ from relic_envs.core.splits import DATA_DIR, generate_split, read_manifest, spli
 from relic_envs.errors import InvalidConfig, InvalidInstance, UnknownBenchmark
 
 DCOPS = ["dgc", "dimes", "sensor_dcsp", "shds"]
+MAPPS = ["mapp_pc", "mapp_ar", "mapp_ds"]
 
 
 def test_names_and_catalog():
-    assert relic_envs.names() == DCOPS
+    assert relic_envs.names() == MAPPS + DCOPS
     everything = relic_envs.names(include_planned=True)
-    assert len(everything) == 14 and set(DCOPS) <= set(everything)
+    assert len(everything) == 14 and set(DCOPS + MAPPS) <= set(everything)
 
 
 def test_unknown_name_suggests_closest():
@@ -32,7 +33,7 @@ def test_unknown_name_suggests_closest():
 
 def test_planned_benchmark_says_it_is_not_built():
     with pytest.raises(NotImplementedError, match="not built yet"):
-        relic_envs.make("mapp_pc")
+        relic_envs.make("mas_jd")
 
 
 def test_make_parallel_and_aec():
@@ -57,10 +58,14 @@ def test_env_plays_given_instances_in_order():
     assert env.instance is inst[0]
 
 
-@pytest.mark.parametrize("name", DCOPS)
+@pytest.mark.parametrize("name", DCOPS + MAPPS)
 def test_splits_match_manifest_and_regenerate_bit_for_bit(name, tmp_path):
     s = relic_envs.splits(name)
-    assert [len(b) for b in s.train] == [10] * 5 and len(s.test_instances()) == 50
+    assert [len(b) for b in s.train] == [10] * 5
+    if name in DCOPS:
+        assert len(s.test_instances()) == 50
+    else:  # 20 per test size (Table app-data-summary)
+        assert {k: len(v) for k, v in s.test.items()} == {"test50": 20, "test80": 20}
     files = read_manifest()["files"]
     for regime, count in split_plan(name):
         path = tmp_path / f"{regime}.npz"

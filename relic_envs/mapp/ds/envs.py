@@ -1,0 +1,12 @@
+"""MAPP-DS as PettingZoo environments, registered as ``relic/mapp_ds-v0``.
+
+``parallel_env(**kw)`` and ``env(**kw)`` (AEC) take the keywords of
+:func:`relic_envs.make` (``interface="alt"``, ``instances``, ``regime``, ``max_cycles``, ...).
+"""
+
+from relic_envs.core.registry import pettingzoo_factories
+from relic_envs.mapp._routing import RoutingBenchmark
+from relic_envs.mapp.ds.roles import DSProblem
+
+BENCHMARK = RoutingBenchmark(DSProblem())
+parallel_env, env = pettingzoo_factories("mapp_ds")
