@@ -284,6 +284,18 @@ class RoutingBenchmark(Benchmark):
     def max_steps(self, instance: Instance) -> int:
         return instance.n_nodes
 
+    def reference_policy(self, role: str, interface: str = "paper"):
+        """Absent: the agent goes home at once (agents are substitutable resources, C.2)."""
+        self.check_interface(interface)
+        return _go_home
+
+    def reference_text(self, role: str) -> str:
+        return "your agent staying at the depot (the role absent)"
+
+
+def _go_home(obs: Mapping[str, Any]) -> int:
+    return 0  # the depot: the episode marks the agent done
+
 
 class RoutingEpisode(Episode):
     """One routing instance played by three agents until all are back at the depot."""
