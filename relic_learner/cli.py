@@ -1,0 +1,171 @@
+"""``relic``: run the RELIC search, re-evaluate a frozen team, inspect a run.
+
+    relic learn --env dgc --llm offline --out runs/dgc-offline
+    relic learn --env mapp_pc --llm openai:gpt-4o-mini --out runs/pc [--base-url URL]
+    relic learn --out runs/pc --resume
+    relic eval runs/pc --split test
+    relic show runs/pc
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+import relic_envs
+from relic_envs.seeds import seed_source
+from relic_learner.batches import Batch
+from relic_learner.evaluate import TeamEvaluator
+from relic_learner.principles import PublicTree
+from relic_learner.relic import ABLATIONS, COMMUNICATION, Relic, RelicConfig, operator_table
+from relic_learner.runlog import RunDir
+
+
+def _progress(config: RelicConfig):
+    bars: dict = {}
+
+    def on_step(state) -> None:
+        key = (state.b, state.phase)
+        if state.phase == "propose" and key not in bars:
+            for bar in bars.values():
+                bar.close()
+            bars.clear()
+            bars[key] = tqdm(total=config.proposals * 3, desc=f"batch {state.b}/{config.batches}", leave=True)
+        bar = bars.get(key)
+        if bar is not None:
+            bar.n = state.role_index * config.proposals + state.h
+            bar.set_postfix_str(f"role {'ABC'[min(state.role_index, 2)]}, score {state.incumbent_score:.4g}")
+            bar.refresh()
+        if state.phase != "propose":
+            for b in bars.values():
+                b.n = b.total
+                b.close()
+            bars.clear()
+
+    return on_step
+
+
+def _cmd_learn(args: argparse.Namespace) -> int:
+    if args.resume:
+        relic = Relic.resume(args.out)
+        config = relic.config
+    else:
+        if not args.env:
+            raise SystemExit("relic learn: --env is required (or --resume with --out RUN)")
+        config = RelicConfig(
+            env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
+            temperature=args.temperature, batches=args.batches, proposals=args.proposals, replay=args.replay,
+            seed=args.seed, ablation=args.ablation, communication=args.communication, mitigation=args.mitigation,
+            workers=args.workers,
+        )
+        if Path(args.out, "checkpoint.pkl").exists():
+            raise SystemExit(f"relic learn: {args.out} already holds a run; use --resume or another --out")
+        relic = Relic(config, args.out)
+    if not args.quiet:
+        relic.on_step = _progress(config)
+        print(f"RELIC on {config.env} ({config.interface}) with {relic.llm.describe()}", file=sys.stderr)
+    team = relic.learn()
+    ledger = relic.llm.ledger.snapshot()
+    print(f"final mixed-batch score {relic.state.incumbent_score:.6g}; team in {Path(args.out) / 'team'}")
+    print(f"LLM calls: {json.dumps(ledger.get('calls', {}))}")
+    del team
+    return 0
+
+
+def _load_team(run: Path) -> dict[str, str]:
+    team_dir = run / "team"
+    if not team_dir.is_dir():
+        raise SystemExit(f"{run} has no final team (team/A.py ...): is the run finished?")
+    return {r: (team_dir / f"{r}.py").read_text() for r in "ABC"}
+
+
+def _summary(results: Sequence) -> str:
+    bad = [r for r in results if not r.valid]
+    if bad:
+        return f"invalid on {len(bad)} of {len(results)} instances ({bad[0].invalid.reason})"
+    values = [r.objective for r in results]
+    std = statistics.pstdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.fmean(values):.4f} ± {std:.4f} (n={len(values)})"
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    run = Path(args.run)
+    config = json.loads((run / "config.json").read_text())
+    env, interface = config["env"], config["interface"]
+    team = _load_team(run)
+    seeds = {r: seed_source(env, r, interface) for r in "ABC"}
+    splits = relic_envs.splits(env)
+    with TeamEvaluator(env, interface=interface, workers=args.workers) as evaluator:
+        for regime, instances in splits.test.items():
+            if args.split not in ("test", regime):
+                continue
+            batch = Batch(tuple(instances), label=regime)
+            learned, seed = evaluator.evaluate_many([team, seeds], batch)
+            print(f"{env} {regime}: learned {_summary(learned.results)} | seeds {_summary(seed.results)}")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    run = RunDir(args.run)
+    state = run.load_checkpoint()
+    print(f"run {args.run}: batch {state.b}, phase {state.phase}, score {state.incumbent_score}")
+    for role, node_id in state.incumbent.items():
+        node = state.trees[role].nodes[node_id]
+        print(f"  role {role}: node {node_id} of {len(state.trees[role].nodes)} (depth {node.depth}, "
+              f"operator {node.operator}, batch {node.batch}, Q {node.Q:.4g})")
+    public: PublicTree = state.public
+    print(f"public tree: {len(public.live())} live principles ({len(public.nodes) - 1} created)")
+    for node in sorted(public.live(), key=lambda n: (-n.E, n.id))[:10]:
+        print(f"  #{node.id} [{node.type}] by {node.contributor}, N={node.N}, E={node.E:.3g}: {node.text[:100]}")
+    print(operator_table(state.proposals))
+    print(f"LLM calls: {json.dumps(state.ledger.get('calls', {}))}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="relic", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    learn = sub.add_parser("learn", help="run the RELIC search on a benchmark")
+    learn.add_argument("--env", choices=relic_envs.names())
+    learn.add_argument("--interface", default="paper", choices=["paper", "alt"])
+    learn.add_argument("--llm", default="offline", help="offline | openai:MODEL (key from OPENAI_API_KEY)")
+    learn.add_argument("--base-url", default=None, help="an OpenAI-compatible endpoint")
+    learn.add_argument("--temperature", type=float, default=1.0)
+    learn.add_argument("--batches", type=int, default=5)
+    learn.add_argument("--proposals", type=int, default=10)
+    learn.add_argument("--replay", type=int, default=2)
+    learn.add_argument("--seed", type=int, default=0)
+    learn.add_argument("--ablation", default="none", choices=ABLATIONS)
+    learn.add_argument("--communication", default="full", choices=COMMUNICATION)
+    learn.add_argument("--mitigation", action="store_true")
+    learn.add_argument("--workers", type=int, default=None)
+    learn.add_argument("--out", required=True)
+    learn.add_argument("--resume", action="store_true")
+    learn.add_argument("--quiet", action="store_true")
+    learn.set_defaults(func=_cmd_learn)
+    ev = sub.add_parser("eval", help="re-evaluate a run's final team (no LLM)")
+    ev.add_argument("run")
+    ev.add_argument("--split", default="test", help="test (every test size) or one test regime, e.g. test50")
+    ev.add_argument("--workers", type=int, default=None)
+    ev.set_defaults(func=_cmd_eval)
+    show = sub.add_parser("show", help="incumbents, public tree and operator statistics of a run")
+    show.add_argument("run")
+    show.set_defaults(func=_cmd_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

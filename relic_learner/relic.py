@@ -1,0 +1,511 @@
+"""The RELIC search: Algorithm 1 of Appendix C.1 over a stream of training batches.
+
+:class:`Relic` holds the search state (private trees, archives, public tree,
+incumbents) and advances it one step at a time: the start of a batch (mixed batch,
+revalidation), one proposal of one role, the end of a batch (distill, reveal,
+cross-distill, prune). After every step the state is checkpointed atomically and the
+step's events are appended to ``events.jsonl``, so ``resume`` continues a killed run
+and produces the same events as an uninterrupted one.
+
+Decisions the paper leaves open are marked "ours" in comments and listed in
+``docs/learner.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import relic_envs
+from relic_envs.core.registry import get_benchmark
+from relic_envs.errors import InvalidConfig
+from relic_envs.seeds import seed_source
+from relic_learner import prompts
+from relic_learner.batches import Batch, mixed_batch
+from relic_learner.evaluate import TeamEvaluator
+from relic_learner.intake import Rejection, intake
+from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient, make_client
+from relic_learner.principles import Archive, PublicTree, parse_principles
+from relic_learner.reference import credit
+from relic_learner.runlog import RunDir
+from relic_learner.trees import OPERATORS, PrivateTree
+
+log = logging.getLogger("relic_learner")
+
+ABLATIONS = ("none", "no_public_tree", "no_bridge", "no_lift", "no_reflect", "no_private_ucb")
+COMMUNICATION = ("full", "mislead", "nopeer")
+
+
+@dataclasses.dataclass(frozen=True)
+class RelicConfig:
+    """Everything that defines a run (written to ``config.json``).
+
+    Defaults are the paper's (Tables 3-4): 5 batches, 10 proposals per role and
+    batch, replay from the 2 preceding batches (3 instances each), depth 8,
+    ``c_node = c_op = c_pub = 1``, prune threshold 0.5 keeping at least 5 nodes.
+    """
+
+    env: str
+    interface: str = "paper"
+    llm: str = "offline"
+    base_url: str | None = None
+    temperature: float = 1.0
+    batches: int = 5
+    proposals: int = 10
+    replay: int = 2
+    replay_per_batch: int = 3
+    seed: int = 0
+    c_node: float = 1.0
+    c_op: float = 1.0
+    c_pub: float = 1.0
+    max_depth: int = 8
+    prune_threshold: float = 0.5
+    min_public: int = 5
+    ablation: str = "none"
+    communication: str = "full"
+    mitigation: bool = False
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.env not in relic_envs.names():
+            raise InvalidConfig(f"env must be one of {relic_envs.names()}, got {self.env!r}")
+        get_benchmark(self.env).check_interface(self.interface)
+        for name in ("batches", "proposals", "max_depth"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise InvalidConfig(f"{name} must be a positive int, got {getattr(self, name)!r}")
+        if self.batches > 5:
+            raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
+        if self.ablation not in ABLATIONS:
+            raise InvalidConfig(f"ablation must be one of {ABLATIONS}, got {self.ablation!r}")
+        if self.communication not in COMMUNICATION:
+            raise InvalidConfig(f"communication must be one of {COMMUNICATION}, got {self.communication!r}")
+        for name in ("c_node", "c_op", "c_pub"):
+            if not getattr(self, name) > 0:
+                raise InvalidConfig(f"{name} must be > 0, got {getattr(self, name)!r}")
+
+
+def available_operators(config: RelicConfig, archive: Archive, public: PublicTree, role: str) -> list[str]:
+    """The context-dependent operator set O_{i,b} (Appendix C.2), after ablations.
+
+    NoPeer removes Lift and Bridge; when nothing is left (e.g. "no Reflect" in batch
+    1), our fallback is ``refine``, an unguided revision, so the budget is still spent.
+    """
+    ops = []
+    peer = config.communication != "nopeer"
+    if peer and config.ablation != "no_lift" and len(archive):
+        ops.append("lift")
+    if peer and config.ablation != "no_bridge" and public.eligible(role):
+        ops.append("bridge")
+    if config.ablation != "no_reflect":
+        ops.append("reflect")
+    return [o for o in OPERATORS if o in ops] or ["refine"]
+
+
+_ANTONYMS = {
+    "lower": "higher", "higher": "lower", "low": "high", "high": "low", "avoid": "prefer", "prefer": "avoid",
+    "minimize": "maximize", "maximize": "minimize", "less": "more", "more": "less", "closer": "farther",
+    "farther": "closer", "near": "far", "far": "near", "fewer": "more", "before": "after", "after": "before",
+    "increase": "decrease", "decrease": "increase", "reduce": "increase", "early": "late", "late": "early",
+}
+
+
+def corrupt(text: str) -> str:
+    """The Mislead intervention's corrupted principle: directions inverted, plus a bad rule (ours)."""
+    words = [(_ANTONYMS.get(w.lower(), w) if w.isalpha() else w) for w in text.split(" ")]
+    return " ".join(words) + " Always act independently of teammates and commit to the first option found."
+
+
+@dataclasses.dataclass
+class State:
+    """The persistent search state (pickled into the checkpoint)."""
+
+    trees: dict[str, PrivateTree]
+    archives: dict[str, Archive]
+    public: PublicTree
+    incumbent: dict[str, int]
+    incumbent_score: float | None = None
+    b: int = 1
+    phase: str = "start"  # start -> propose -> knowledge -> (next batch) ... -> done
+    role_index: int = 0
+    h: int = 0
+    curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    proposals: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
+    events: int = 0
+
+
+class Relic:
+    """One RELIC run on a benchmark, backed by a run directory.
+
+    Parameters
+    ----------
+    config:
+        The run's :class:`RelicConfig`.
+    out:
+        Run directory (created); holds the events, checkpoint and outputs.
+    llm:
+        An :class:`~relic_learner.llm.LLMClient`; default: ``make_client(config.llm)``
+        with the response cache in ``out/llm_cache`` for the openai backend.
+    evaluator:
+        A :class:`~relic_learner.evaluate.TeamEvaluator` to share; default: a new one.
+    on_step:
+        Called after every checkpointed step with the state (progress bars, tests).
+    """
+
+    def __init__(
+        self,
+        config: RelicConfig,
+        out: str | Path,
+        *,
+        llm: LLMClient | None = None,
+        evaluator: TeamEvaluator | None = None,
+        on_step: Callable[[State], None] | None = None,
+        _state: State | None = None,
+    ):
+        self.config = config
+        self.run = RunDir(out)
+        self.bench = get_benchmark(config.env)
+        self.roles = list(self.bench.roles)
+        self.signatures = self.bench.signatures(config.interface)
+        self.seeds = {r: seed_source(config.env, r, config.interface) for r in self.roles}
+        self.stream = relic_envs.splits(config.env).train
+        self.llm = llm or self._make_llm()
+        self._own_evaluator = evaluator is None
+        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers)
+        self.on_step = on_step
+        if _state is None:
+            self.run.write_json("config.json", dataclasses.asdict(config))
+            self.state = State(
+                trees={r: PrivateTree(r, self.seeds[r], c_node=config.c_node, c_op=config.c_op, max_depth=config.max_depth)
+                       for r in self.roles},
+                archives={r: Archive() for r in self.roles},
+                public=PublicTree(c_pub=config.c_pub, flat=config.ablation == "no_public_tree"),
+                incumbent={r: 0 for r in self.roles},
+            )
+            self.run.truncate_events(0)
+            self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe())
+        else:
+            self.state = _state
+            self.llm.ledger.restore(_state.ledger)
+            # Events after the checkpoint belong to the step that was cut off; it is redone.
+            # No "resume" event: a resumed run's log equals an uninterrupted one's.
+            self.run.truncate_events(_state.events)
+            log.info("resuming %s at batch %d, phase %s", out, _state.b, _state.phase)
+
+    @classmethod
+    def resume(cls, out: str | Path, **kw: Any) -> Relic:
+        """Continue the run in ``out`` from its last checkpoint."""
+        run = RunDir(out)
+        if not run.checkpoint_path.exists():
+            raise FileNotFoundError(f"no checkpoint in {out}: nothing to resume")
+        state = run.load_checkpoint()
+        config = RelicConfig(**json.loads(run.config_path.read_text()))
+        return cls(config, out, _state=state, **kw)
+
+    def _make_llm(self) -> LLMClient:
+        spec = self.config.llm
+        if spec.startswith("openai:"):
+            return make_client(spec, base_url=self.config.base_url, temperature=self.config.temperature,
+                               cache_dir=str(self.run.path / "llm_cache"))
+        return make_client(spec, seed=self.config.seed) if spec == "offline" else make_client(spec)
+
+    # -- the loop --------------------------------------------------------------------
+    def learn(self) -> dict[str, str]:
+        """Run (or finish) the search; return the final team as role -> source."""
+        try:
+            while self.state.phase != "done":
+                self.step()
+            return self.team()
+        finally:
+            if self._own_evaluator:
+                self.evaluator.close()
+
+    def step(self) -> None:
+        """Advance by one checkpointed step."""
+        s = self.state
+        if s.phase == "start":
+            self._start_batch()
+            s.phase = "propose"
+        elif s.phase == "propose":
+            self._propose(self.roles[s.role_index], s.h)
+            s.h += 1
+            if s.h == self.config.proposals:
+                s.h, s.role_index = 0, s.role_index + 1
+            if s.role_index == len(self.roles):
+                s.role_index, s.phase = 0, "knowledge"
+        elif s.phase == "knowledge":
+            self._end_batch()
+            if s.b == self.config.batches:
+                self._finish()
+                s.phase = "done"
+            else:
+                s.b, s.phase = s.b + 1, "start"
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        self.state.ledger = self.llm.ledger.snapshot()
+        self.state.events = self.run.seq
+        self.run.save_checkpoint(self.state)
+        if self.on_step:
+            self.on_step(self.state)
+
+    def batch(self) -> Batch:
+        c = self.config
+        return mixed_batch(self.stream, self.state.b, c.seed, horizon=c.replay, per_batch=c.replay_per_batch)
+
+    def team(self, **override: str) -> dict[str, str]:
+        """The incumbent team as sources, with ``override`` roles replaced."""
+        s = self.state
+        team = {r: s.trees[r].nodes[s.incumbent[r]].source for r in self.roles}
+        team.update(override)
+        return team
+
+    # -- batch start: incumbent score, revalidation ------------------------------------
+    def _start_batch(self) -> None:
+        s, batch = self.state, self.batch()
+        self.run.event("batch_start", b=s.b, instances=len(batch), provenance=batch.provenance)
+        if s.b > 1:
+            for role in self.roles:
+                self._revalidate(role, batch)
+        result = self.evaluator.evaluate(self.team(), batch)
+        if not result.ok:  # ours: cannot happen for a revalidated team unless the machine misbehaves
+            raise RuntimeError(f"the incumbent team is invalid on batch {s.b}: {result.status}")
+        s.incumbent_score = result.mean_score
+        s.curve.append({"b": s.b, "start": result.mean_score})
+        self.run.event("incumbent", b=s.b, score=result.mean_score, objective=result.mean_objective)
+
+    def _revalidate(self, role: str, batch: Batch) -> None:
+        """Appendix C.1: previously successful programs re-evaluated in the current team context."""
+        tree, s = self.state.trees[role], self.state
+        candidates: dict[str, int] = {}
+        for node in [tree.nodes[s.incumbent[role]], *tree.successful(), tree.root]:
+            candidates.setdefault(node.source, node.id)  # exact duplicate sources evaluated once
+        ids = list(candidates.values())
+        results = self.evaluator.evaluate_many([self.team(**{role: tree.nodes[i].source}) for i in ids], batch)
+        scored = [(r.mean_score, -k, i) for k, (i, r) in enumerate(zip(ids, results)) if r.ok]
+        best_score, _, best = max(scored)
+        s.incumbent[role] = best
+        tree.nodes[best].Q = 0.0  # it now defines the comparison baseline
+        self.run.event("revalidate", b=s.b, role=role, candidates=len(ids), incumbent=best, score=best_score)
+
+    # -- one proposal ------------------------------------------------------------------
+    def _rng(self, *key: int) -> np.random.Generator:
+        return np.random.default_rng([self.config.seed, *key])
+
+    def _propose(self, role: str, h: int) -> None:
+        s, c = self.state, self.config
+        tree, batch = s.trees[role], self.batch()
+        r_idx = self.roles.index(role)
+        rng = self._rng(s.b, r_idx, h)
+        ops = available_operators(c, s.archives[role], s.public, role)
+        if c.ablation == "no_private_ucb":  # ours: uniform node among expandable ones, uniform operator
+            expandable = [n for n in tree.nodes if tree.expandable(n, ops)] or [tree.root]
+            node = expandable[int(rng.integers(len(expandable)))]
+            op = ops[int(rng.integers(len(ops)))]
+        else:
+            node = tree.select_node(ops)
+            op = tree.select_operator(node, ops)
+        target = prompts.target_block(self.signatures[role], self.seeds[role])
+        public_id, context = None, {}
+        if op == "lift":
+            entry = s.archives[role].sample(rng)
+            context = {"contributor": entry.contributor, "batch": entry.batch}
+            messages = prompts.lift(target, node.source, self._mitigated(entry.text, role, node, batch))
+        elif op == "bridge":
+            p = s.public.select(role, rng)
+            s.public.retrieve(p.id)
+            public_id, context = p.id, {"public_id": p.id}
+            messages = prompts.bridge(target, node.source, self._mitigated(p.text, role, node, batch), p.contributor)
+        elif op == "reflect":
+            messages = prompts.reflect(target, node.source, self._credit_text(role, node.source, batch))
+        else:
+            messages = prompts.refine(target, node.source)
+        record: dict[str, Any] = {"b": s.b, "role": role, "h": h, "node": node.id, "operator": op, **context}
+        try:
+            reply = self.llm.complete(messages, PROPOSAL, tag=op, cache_salt=[c.seed, s.b, r_idx, h, op])
+        except LLMCallFailed as exc:
+            self._fail(tree, node, op, record, "llm", f"{exc.reason}: {exc}")
+            return
+        record.update(tokens=reply.prompt_tokens + reply.completion_tokens, cached=reply.cached)
+        program = intake(reply.text, self.signatures[role])
+        if isinstance(program, Rejection):
+            self._fail(tree, node, op, record, program.reason, program.detail)
+            return
+        result = self.evaluator.evaluate(self.team(**{role: program.source}), batch)
+        if not result.ok:
+            self._fail(tree, node, op, record, result.status.reason, result.status.detail)
+            return
+        gain = result.mean_score - s.incumbent_score
+        child = tree.add_child(node, program.source, gain, op, batch=s.b, public_id=public_id, score=result.mean_score)
+        if public_id is not None:
+            s.public.endorse(public_id, gain)
+        improved = result.mean_score > s.incumbent_score
+        if improved:
+            s.incumbent[role], s.incumbent_score = child.id, result.mean_score
+        record.update(status="ok", child=child.id, gain=gain, score=result.mean_score, incumbent=improved,
+                      relative_gain=gain / max(abs(result.mean_score - gain), 1e-12))
+        s.proposals.append(record)
+        self.run.event("proposal", **record)
+
+    def _fail(self, tree: PrivateTree, node: Any, op: str, record: dict[str, Any], reason: str, detail: str) -> None:
+        tree.record_failure(node, op)
+        record.update(status="invalid", reason=reason, detail=detail[:500])
+        self.state.proposals.append(record)
+        self.run.event("proposal", **record)
+
+    def _credit_text(self, role: str, source: str, batch: Batch) -> str:
+        result = credit(self.evaluator, self.team(**{role: source}), role, batch)
+        if result is None:
+            return "The comparison could not be made: the team with this skill, or its reference, was invalid."
+        return result.summary
+
+    def _mitigated(self, principle: str, role: str, node: Any, batch: Batch) -> str:
+        """Appendix D.5 mitigation: the recipient weighs the principle against its own evidence."""
+        if not self.config.mitigation:
+            return principle
+        return (
+            f"{principle}\n[Your own evidence]\n{self._credit_text(role, node.source, batch)}\n"
+            "Decide whether the principle is consistent with this observed team behavior; principle text is "
+            "never ground truth."
+        )
+
+    # -- batch end: distill, reveal, cross-distill, prune -------------------------------
+    def _deliver(self, text: str) -> str:
+        return corrupt(text) if self.config.communication == "mislead" else text
+
+    def _aux(self, messages: list[dict[str, str]], tag: str, key: list[int]) -> str | None:
+        try:
+            return self.llm.complete(messages, AUXILIARY, tag=tag, cache_salt=[self.config.seed, *key, tag]).text
+        except LLMCallFailed as exc:  # ours: a failed auxiliary call contributes no text
+            self.run.event("auxiliary_failed", tag=tag, reason=exc.reason, detail=str(exc)[:300])
+            return None
+
+    def _end_batch(self) -> None:
+        s, c = self.state, self.config
+        s.curve[-1]["end"] = s.incumbent_score
+        if c.communication != "nopeer":  # ours: NoPeer removes the cross-role channel, so no knowledge calls
+            self._distill()
+            delivered = self._reveal()
+            self._cross_distill(delivered)
+        if s.b > 2:
+            pruned = s.public.prune(c.prune_threshold, c.min_public)
+            if pruned:
+                self.run.event("prune", b=s.b, pruned=pruned)
+        self.run.event("batch_end", b=s.b, score=s.incumbent_score, incumbent=dict(s.incumbent),
+                       public=len(s.public.live()))
+
+    def _distill(self) -> None:
+        s = self.state
+        for r_idx, role in enumerate(self.roles):
+            tree = s.trees[role]
+            positive = [n for n in tree.new_nodes(s.b) if n.Q > 0]
+            if not positive:
+                continue
+            best = max(positive, key=lambda n: (n.Q, -n.id))
+            text = self._aux(prompts.distill(role, best.source, best.Q, s.public.summary()), "distill", [s.b, r_idx])
+            entries = parse_principles(text or "", limit=1)
+            if not entries:
+                continue
+            kind, principle = entries[0]
+            parent = best.public_id if best.operator == "bridge" else None
+            node = s.public.add(self._deliver(principle), kind, role, s.b, "distill", parent)
+            self.run.event("distill", b=s.b, role=role, source_node=best.id, gain=best.Q, public_id=node.id,
+                           parent=node.parent, type=kind, text=node.text)
+
+    def _reveal(self) -> dict[str, list[str]]:
+        s = self.state
+        delivered: dict[str, list[str]] = {r: [] for r in self.roles}
+        for r_idx, role in enumerate(self.roles):
+            source = s.trees[role].nodes[s.incumbent[role]].source
+            text = self._aux(prompts.reveal(self.signatures[role], source), "reveal", [s.b, r_idx])
+            if not text:
+                continue
+            text = self._deliver(" ".join(text.split()))
+            for other in self.roles:
+                if other != role:
+                    s.archives[other].append(role, text, s.b)
+                    delivered[other].append(text)
+            self.run.event("reveal", b=s.b, role=role, text=text)
+        return delivered
+
+    def _cross_distill(self, delivered: dict[str, list[str]]) -> None:
+        s = self.state
+        for r_idx, role in enumerate(self.roles):
+            source = s.trees[role].nodes[s.incumbent[role]].source
+            text = self._aux(prompts.cross_distill(role, source, delivered[role]), "cross_distill", [s.b, r_idx])
+            for kind, principle in parse_principles(text or "", limit=2):
+                node = s.public.add(self._deliver(principle), kind, role, s.b, "cross_distill")
+                self.run.event("cross_distill", b=s.b, role=role, public_id=node.id, type=kind, text=node.text)
+
+    # -- outputs -----------------------------------------------------------------------
+    def _finish(self) -> None:
+        s = self.state
+        team_dir = self.run.path / "team"
+        team_dir.mkdir(exist_ok=True)
+        for role, source in self.team().items():
+            (team_dir / f"{role}.py").write_text(source)
+        self.run.write_json("public_tree.json", s.public.to_dict())
+        self.run.write_json("trees.json", {r: t.to_dict() for r, t in s.trees.items()})
+        (self.run.path / "operators.md").write_text(operator_table(s.proposals))
+        self.run.write_json("curve.json", s.curve)
+        self.run.event("run_end", score=s.incumbent_score, incumbent=dict(s.incumbent), ledger=self.llm.ledger.snapshot())
+        plot_curve(s.curve, self.run.path / "curve.png", self.config.env)
+
+
+def operator_table(proposals: list[dict[str, Any]]) -> str:
+    """Operator statistics in the paper's format (Table 5), as Markdown.
+
+    Selection: share of proposals; Success: share of its proposals with positive
+    gain; Mean Gain: mean relative gain (gain / |incumbent score|) of its successful
+    proposals; Gain Share: share of all positive gain; Downside: share of its valid
+    proposals with negative gain (our reading of the paper's column).
+    """
+    total = len(proposals) or 1
+    positive_total = sum(max(0.0, p.get("gain", 0.0)) for p in proposals if p["status"] == "ok") or math.inf
+    lines = ["| Operator | Selection | Success | Mean Gain | Gain Share | Downside | Invalid |",
+             "|---|---|---|---|---|---|---|"]
+    for op in (*OPERATORS, "refine"):
+        mine = [p for p in proposals if p["operator"] == op]
+        if not mine and op == "refine":
+            continue
+        valid = [p for p in mine if p["status"] == "ok"]
+        wins = [p for p in valid if p["gain"] > 0]
+        pct = lambda x, n: f"{100 * x / n:.1f}%" if n else "-"  # noqa: E731
+        mean_gain = f"{100 * float(np.mean([p['relative_gain'] for p in wins])):.2f}%" if wins else "-"
+        share = sum(p["gain"] for p in wins) / positive_total
+        lines.append(
+            f"| {op} | {pct(len(mine), total)} | {pct(len(wins), len(mine))} | {mean_gain} | "
+            f"{100 * share:.1f}% | {pct(sum(p['gain'] < 0 for p in valid), len(valid))} | "
+            f"{pct(len(mine) - len(valid), len(mine))} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot_curve(curve: list[dict[str, Any]], path: Path, title: str) -> None:
+    """Incumbent mixed-batch score at the start and end of each batch (needs matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log.info("matplotlib is not installed: no curve.png (pip install 'relic-envs[docs]')")
+        return
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    xs = [p["b"] for p in curve]
+    ax.plot(xs, [p["start"] for p in curve], "o--", label="start of batch (after revalidation)")
+    ax.plot(xs, [p.get("end", math.nan) for p in curve], "s-", label="end of batch")
+    ax.set_xlabel("training batch")
+    ax.set_ylabel("mixed-batch score (higher is better)")
+    ax.set_title(f"RELIC on {title}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
