@@ -140,22 +140,21 @@ class PublicTree:
         self.nodes[node_id].E += max(0.0, float(gain))
 
     def prune(self, threshold: float = PRUNE_THRESHOLD, keep: int = MIN_PUBLIC_NODES) -> list[int]:
-        """Remove leaves with endorsement below ``threshold`` while at least ``keep`` nodes remain.
+        """Remove leaves with endorsement below ``threshold`` while more than ``keep`` nodes remain.
 
-        Weakest leaves go first (lowest ``E``, then oldest). Internal nodes stay: they
-        carry the lineage of surviving descendants. Returns the pruned ids.
+        Only the nodes that are leaves when pruning starts are considered (a parent
+        whose last child goes now is a leaf at the next pruning, not this one); the
+        weakest go first (lowest ``E``, then oldest). Internal nodes stay: they carry
+        the lineage of surviving descendants. Returns the pruned ids.
         """
         if self.flat:
             return []
-        removed: list[int] = []
-        while len(self.live()) > keep:
-            leaves = [n for n in self.live() if not any(not self.nodes[c].pruned for c in n.children)]
-            weak = [n for n in leaves if n.E < threshold]
-            if not weak:
-                break
-            victim = min(weak, key=lambda n: (n.E, n.id))
-            victim.pruned = True
-            removed.append(victim.id)
+        live = self.live()
+        leaves = [n for n in live if not any(not self.nodes[c].pruned for c in n.children)]
+        weak = sorted((n for n in leaves if n.E < threshold), key=lambda n: (n.E, n.id))
+        removed = [n.id for n in weak[: max(0, len(live) - keep)]]
+        for node_id in removed:
+            self.nodes[node_id].pruned = True
         return removed
 
     def summary(self, limit: int = 12) -> str:

@@ -52,6 +52,9 @@ class FakeOpenAIServer:
         self._stop = threading.Event()  # wakes handlers sleeping in a slow action at shutdown
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0
+        # Called with the JSON body when the script is empty: a reply that is a pure
+        # function of the request, so a resumed run sees the same answers.
+        self.responder: Any = None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         # A short poll interval lets shutdown() return quickly (the default waits up to 0.5 s).
@@ -148,6 +151,8 @@ class FakeOpenAIServer:
                     self._send(404, _error_body(f"no route {self.path}", "not_found"))
                     return
                 action = server._pop()
+                if action is None and server.responder is not None:
+                    action = Action("reply", server.responder(body))
                 if action is None:
                     with server._lock:
                         server.unscripted += 1
