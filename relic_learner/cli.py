@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 import statistics
 import sys
 from collections.abc import Sequence
@@ -66,7 +67,9 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             workers=args.workers,
         )
         if Path(args.out, "checkpoint.pkl").exists():
-            raise SystemExit(f"relic learn: {args.out} already holds a run; use --resume or another --out")
+            if not args.overwrite:
+                raise SystemExit(f"relic learn: {args.out} already holds a run; use --resume, --overwrite or another --out")
+            shutil.rmtree(args.out)
         relic = Relic(config, args.out)
     if not args.quiet:
         relic.on_step = _progress(config)
@@ -147,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     learn.add_argument("--mitigation", action="store_true")
     learn.add_argument("--workers", type=int, default=None)
     learn.add_argument("--out", required=True)
-    learn.add_argument("--resume", action="store_true")
+    learn.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    learn.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
     learn.add_argument("--quiet", action="store_true")
     learn.set_defaults(func=_cmd_learn)
     ev = sub.add_parser("eval", help="re-evaluate a run's final team (no LLM)")

@@ -1,0 +1,79 @@
+"""Sandbox overhead: time to evaluate the seed team on a 16-instance mixed batch.
+
+For every built benchmark (and interface), the seed team is evaluated on the mixed
+batch of training batch 3 (10 current + 2 x 3 replayed = 16 instances) by
+:class:`relic_learner.evaluate.TeamEvaluator` three ways, in one run:
+
+* in-process: ``sandbox=False`` (trusted code, no limits), one core;
+* sandbox, 1 worker: the same work in one sandbox process (the overhead of isolation);
+* sandbox, pool: the batch split over ``os.cpu_count()`` workers (what the search uses).
+
+Every timed evaluation uses a distinct team source (a unique trailing comment) so
+the evaluator's cache never answers; workers are started before timing. Prints the
+median of ``--repeats`` runs and the ratios. Usage::
+
+    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import platform
+import statistics
+import time
+
+import relic_envs
+from relic_envs.core.registry import get_benchmark
+from relic_envs.seeds import seed_source
+from relic_learner.batches import mixed_batch
+from relic_learner.evaluate import TeamEvaluator
+
+_unique = itertools.count()
+
+
+def _timed(evaluator: TeamEvaluator, team: dict[str, str], batch, repeats: int) -> float:
+    times = []
+    for _ in range(repeats + 1):  # the first run warms caches (imports, compiled code) and is dropped
+        fresh = {r: f"{src}\n# run {next(_unique)}\n" for r, src in team.items()}
+        start = time.perf_counter()
+        result = evaluator.evaluate(fresh, batch)
+        times.append(time.perf_counter() - start)
+        if not result.ok:
+            raise RuntimeError(f"seed team invalid: {result.status}")
+    return statistics.median(times[1:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--env", nargs="*", default=None, help="benchmarks (default: all built)")
+    args = parser.parse_args()
+    names = args.env or relic_envs.names()
+    cores = os.cpu_count() or 1
+    print(f"machine: {platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}")
+    print(f"median of {args.repeats} evaluations of the seed team on a 16-instance mixed batch (batch 3)\n")
+    header = f"{'benchmark':<20} {'in-process s':>12} {'sandbox 1w s':>12} {'overhead':>9} {f'pool {cores}w s':>12} {'pool/in-proc':>12}"
+    print(header)
+    print("-" * len(header))
+    for name in names:
+        bench = get_benchmark(name)
+        batch = mixed_batch(relic_envs.splits(name).train, 3, seed=0)
+        for interface in bench.interfaces:
+            team = {r: seed_source(name, r, interface) for r in bench.roles}
+            with (
+                TeamEvaluator(bench, interface=interface, sandbox=False) as plain,
+                TeamEvaluator(bench, interface=interface, workers=1) as one,
+                TeamEvaluator(bench, interface=interface, workers=cores) as pool,
+            ):
+                t_plain = _timed(plain, team, batch, args.repeats)
+                t_one = _timed(one, team, batch, args.repeats)
+                t_pool = _timed(pool, team, batch, args.repeats)
+            label = name if interface == "paper" else f"{name} ({interface})"
+            print(f"{label:<20} {t_plain:>12.3f} {t_one:>12.3f} {100 * (t_one / t_plain - 1):>8.1f}% "
+                  f"{t_pool:>12.3f} {t_pool / t_plain:>11.2f}x")
+
+
+if __name__ == "__main__":
+    main()
