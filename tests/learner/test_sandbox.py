@@ -184,3 +184,16 @@ def test_worker_guards_hold_even_without_the_validator():
     assert proc.returncode != 100, "module tampering was not detected and undone"
     assert proc.returncode == 0, f"{proc.returncode} outside-world calls were not blocked"
     assert not os.path.exists("/tmp/relic_hook_check")
+
+
+def test_mapp_input_mutation_sends_the_agent_home():
+    # MAPP's contract (B.1) maps a failing call to the depot; a mutation attempt is one.
+    sig = relic_envs.get_benchmark("mapp_pc").signatures()["B"]
+    header = f"def {sig.function}({', '.join(sig.param_names)}):\n"
+    vandal = header + "    teammate_positions.append(3)\n    graph['dist_mat'] = None\n    return 1\n"
+    seeds_pc = {r: seed_source("mapp_pc", r) for r in "ABC"}
+    batch = Batch(tuple(relic_envs.splits("mapp_pc").test_instances("test50")[:3]))
+    with TeamEvaluator("mapp_pc", workers=1) as ev:
+        mutated, absent = ev.evaluate_many([{**seeds_pc, "B": vandal}, {**seeds_pc, "B": None}], batch)
+    assert mutated.ok and absent.ok
+    assert [r.objective for r in mutated.results] == [r.objective for r in absent.results]
