@@ -1,6 +1,6 @@
 """RELIC's contextual-gain search (private trees, Lift/Bridge/Reflect, public tree).
 
-Built so far, the trusted side of the search (Appendix C.2, C.5, D.4):
+The trusted side of the search (Appendix C.2, C.5, D.4):
 
 * :mod:`relic_learner.intake` - LLM reply text to a checked role program;
 * :mod:`relic_learner.sandbox` - worker processes that play whole rollouts under
@@ -12,14 +12,24 @@ Built so far, the trusted side of the search (Appendix C.2, C.5, D.4):
 * :mod:`relic_learner.llm` - the LLM client (``openai`` backend, response cache,
   call ledger, offline AST-mutation backend).
 
-Not built yet: the search itself (private trees, operators, public tree), :func:`learn`.
+and the search itself (Algorithm 1): :mod:`~relic_learner.trees` (private trees,
+two-level UCT), :mod:`~relic_learner.principles` (archives, public tree),
+:mod:`~relic_learner.prompts`, :mod:`~relic_learner.relic` (the orchestrator, with
+checkpoints and resume) and the ``relic`` command (:mod:`~relic_learner.cli`).
 """
 
+from __future__ import annotations
 
-def learn(*args, **kwargs):
-    """Run RELIC on a benchmark (not built yet)."""
-    raise NotImplementedError(
-        "relic_learner.learn is not built yet: the RELIC search (private trees with node/operator UCT, "
-        "Lift/Bridge/Reflect, reveal/distill, the public tree, streaming runs) is missing. The trusted "
-        "evaluator (relic_learner.evaluate.TeamEvaluator) and the LLM client (relic_learner.llm) exist."
-    )
+from pathlib import Path
+from typing import Any
+
+
+def learn(env: str, out: str | Path, **config: Any) -> dict[str, str]:
+    """Run RELIC on benchmark ``env`` into run directory ``out``; return the final team.
+
+    Keyword arguments are :class:`~relic_learner.relic.RelicConfig` fields
+    (``llm="offline"`` by default; ``"openai:MODEL"`` for a real model).
+    """
+    from relic_learner.relic import Relic, RelicConfig
+
+    return Relic(RelicConfig(env=env, **config), out).learn()
