@@ -5,8 +5,9 @@ Examples::
     relic-envs list
     relic-envs eval --env dgc --team seeds --team dsa-b
     relic-envs eval --env dgc --team my/A.py,my/B.py,my/C.py
+    relic-envs eval --env mapp_ar --team seeds --team case-study   # the paper's printed RELIC programs
     relic-envs eval --env mapp_pc --interface alt   # seeds of the alternative interface, per test size
-    relic-envs table                      # seeds, DSA-B, LSGA-DSA on every DCOP test split
+    relic-envs table                      # seeds, DSA-B, LSGA-DSA (+ case study) on every DCOP test split
     relic-envs splits --write dgc         # regenerate canonical splits + manifest
 """
 
@@ -23,7 +24,7 @@ from relic_envs.core.rollout import RolloutResult, rollout
 from relic_envs.core.splits import splits, update_manifest, write_splits
 from relic_envs.errors import InvalidConfig
 
-BUILTIN_TEAMS = ("seeds", "dsa-b", "lsga-dsa", "initial")
+BUILTIN_TEAMS = ("seeds", "case-study", "dsa-b", "lsga-dsa", "initial")
 
 
 def split_instances(name: str, split: str) -> list:
@@ -45,15 +46,19 @@ def evaluate_team(
 ) -> list[RolloutResult]:
     """Evaluate a named team or ``A.py,B.py,C.py`` files on a canonical split.
 
-    ``seeds`` is the seed programs, ``dsa-b`` and ``lsga-dsa`` the human DCOP baselines,
-    ``initial`` keeps every variable at its initial value (the cost of the start).
+    ``seeds`` is the seed programs, ``case-study`` the paper's printed learned programs
+    (``relic_envs.case_studies``; only some benchmarks have them), ``dsa-b`` and
+    ``lsga-dsa`` the human DCOP baselines, ``initial`` keeps every variable at its
+    initial value (the cost of the start).
     """
     instances = split_instances(name, split)
     get_benchmark(name).check_interface(interface)
-    if team == "seeds":
-        from relic_envs.seeds import seed_team
+    if team in ("seeds", "case-study"):
+        from relic_envs.case_studies import CASE_STUDIES
+        from relic_envs.seeds import SEEDS
 
-        return rollout(name, seed_team(name, interface), instances, progress=progress, interface=interface)
+        policies = (SEEDS if team == "seeds" else CASE_STUDIES).team(name, interface)
+        return rollout(name, policies, instances, progress=progress, interface=interface)
     if team == "initial":
         bench = get_benchmark(name)
         if bench.family != "dcop":
@@ -103,6 +108,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     test = splits(args.env).test
     parts = list(test) if args.split == "test" and len(test) > 1 else [args.split]
     itf = "" if args.interface == "paper" else f", {args.interface} interface"
+    if "case-study" in teams:  # only some benchmarks have one: say so before printing anything
+        from relic_envs.case_studies import case_study_team
+
+        case_study_team(args.env, args.interface)
     for part in parts:
         print(f"{args.env} ({part} split{itf}): raw objective, mean ± std over instances")
         for team in teams:
@@ -115,6 +124,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
+    from relic_envs.case_studies import case_study_names
     from relic_envs.dcop.paper_table import PAPER_TABLE2
 
     envs = args.env or [n for n in names() if get_benchmark(n).family == "dcop"]
@@ -122,7 +132,10 @@ def _cmd_table(args: argparse.Namespace) -> int:
         paper = PAPER_TABLE2.get(name, {})
         print(f"\n{name} (test split, raw cost, mean ± std)")
         print(f"  {'row':<28} {'ours (measured)':<24} paper Table 2")
-        for team, paper_row in (("initial", None), ("seeds", None), ("dsa-b", "DSA-B"), ("lsga-dsa", "LSGA")):
+        rows = [("initial", None), ("seeds", None), ("dsa-b", "DSA-B"), ("lsga-dsa", "LSGA")]
+        # The paper's printed learned program (its case study), run on our simulator; no Table 2 row of its own.
+        rows += [("case-study", None)] if name in case_study_names() else []
+        for team, paper_row in rows:
             ours = summarize(evaluate_team(name, team, "test", progress=not args.quiet))
             ref = f"{paper[paper_row][0]:.2f} ± {paper[paper_row][1]:.2f}" if paper_row in paper else "-"
             print(f"  {team:<28} {ours:<24} {ref}")
@@ -157,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--interface", default="paper", choices=("paper", "alt"), help="role interface (alt: MAPP/MAS)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=_cmd_eval)
-    tb = sub.add_parser("table", help="seeds, DSA-B and LSGA-DSA beside the paper's Table 2 (DCOP)")
+    tb = sub.add_parser("table", help="seeds, DSA-B, LSGA-DSA and case studies beside the paper's Table 2 (DCOP)")
     tb.add_argument("--env", action="append", choices=names())
     tb.add_argument("--quiet", action="store_true")
     tb.set_defaults(func=_cmd_table)

@@ -29,6 +29,15 @@ def test_bad_team_is_a_clear_error(capsys):
     assert "comma-separated" in capsys.readouterr().err
 
 
+def test_cli_case_study_team(capsys):
+    assert main(["eval", "--env", "dgc", "--team", "case-study", "--split", "train1", "--quiet"]) == 0
+    assert "case-study" in capsys.readouterr().out
+    assert main(["eval", "--env", "mapp_pc", "--team", "case-study", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before any header is printed
+    assert "no case-study programs for 'mapp_pc' (paper interface)" in captured.err and "dgc, mapp_ar" in captured.err
+
+
 def test_module_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "relic_envs", "list"], capture_output=True, text=True, check=True)
     assert "relic/dgc-v0" in out.stdout

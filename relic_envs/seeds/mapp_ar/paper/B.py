@@ -1,41 +1,19 @@
-# The paper's case-study program for MAPP-AR role B (relic.tex, Listing lst:case-mapp-ar-b),
-# copied verbatim; Appendix "Case Study: Adaptive-Reconnaissance Multi-Agent Path Planning".
-import numpy as np
-
 def select_next_B(my_state: dict, teammate_positions: list, graph: dict, budget_left: float) -> int:
+    """Residual uncertainty per unit travel; yield (halve the score) where a teammate en
+    route stands closer to the node than this agent does."""
     current = my_state["current"]
     dist_mat = graph["dist_mat"]
-    nodes = graph["nodes"]
-
-    best_node = 0
-    best_score = -float("inf")
-    
-    teammate_set = set(teammate_positions)
-
-    for (node_id, _x, _y, unc) in nodes:
-        if node_id == current or node_id == 0 or unc <= 0.0:
+    away = [p for p in teammate_positions if p != 0]  # teammates at the depot are home or not started
+    best_node, best_score = 0, 0.0
+    for node_id, _x, _y, unc in graph["nodes"]:
+        if node_id == 0 or node_id == current or unc <= 0.0:
             continue
-        
-        cost = dist_mat[current, node_id] + dist_mat[node_id, 0]
-        if cost > budget_left:
+        go = dist_mat[current, node_id]
+        if go + dist_mat[node_id, 0] > budget_left:
             continue
-        
-        my_dist = dist_mat[current, node_id]
-
-        # Skip if a teammate is heading to a nearby node
-        teammate_dist = min(dist_mat[tp, node_id] for tp in teammate_positions) if teammate_set else float("inf")
-        if teammate_dist < my_dist:
-            continue
-
-        score = unc / (cost + 1e-6)  # Score based on uncertainty relative to cost
-
-        # Deprioritize if a teammate is very close to the node
-        if teammate_dist < 2.0 * my_dist:
-            score -= 0.5 * unc
-
-        # Update best node if current score is higher
+        score = unc / (go + 1e-9)
+        if away and min(dist_mat[p, node_id] for p in away) < go:
+            score *= 0.5
         if score > best_score:
-            best_score = score
-            best_node = node_id
-
+            best_node, best_score = node_id, score
     return best_node
