@@ -23,6 +23,7 @@ import resource
 import time
 
 import numpy as np
+from _jax_timing import time_compiled  # benchmarks/ is the script's directory, first on sys.path
 
 import relic_envs
 from baselines.dcop import dsa_team
@@ -56,25 +57,13 @@ def reference_rate(name: str, instances: list) -> float:
 
 
 def jax_rates(name: str, instances: list, x64: bool, repeats: int) -> tuple[float, float, float]:
-    import jax
-
     from baselines.dcop.dsa_jax import dsa_jax_team
     from relic_envs.dcop import jax_eval
 
     batch = jax_eval.stack(name, instances)
     run = jax_eval.evaluator(name, dsa_jax_team(), x64=x64)
-    start = time.perf_counter()
-    run(batch)  # compiles
-    first = time.perf_counter() - start
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run(batch)
-        best = min(best, time.perf_counter() - start)
-    with jax.enable_x64(x64):
-        stats = run.jitted.lower(batch.data).compile().memory_analysis()
-    temp_mb = (stats.temp_size_in_bytes + stats.argument_size_in_bytes + stats.output_size_in_bytes) / 2**20
-    return len(instances) * SWEEPS / best, first - best, temp_mb
+    best, compile_s, temp_mb = time_compiled(run, batch, x64, repeats)
+    return len(instances) * SWEEPS / best, compile_s, temp_mb
 
 
 def main() -> None:

@@ -1,27 +1,66 @@
-"""The JAX batch evaluators of the routing benchmarks: not built yet.
+"""The JAX batch evaluators of the routing benchmarks (needs ``pip install 'relic-envs[jax]'``).
 
-Planned shape (see ``relic_envs/dcop/jax_eval.py``): ``relic_envs.mapp._jax_routing``
-holding the movement rule once (positions, budgets, per-agent visited masks, the
-feasibility guard, depot fallback, the ``N``-step horizon in one ``lax.scan``), and
-``relic_envs/mapp/{pc,ar,ds}/jax_eval.py`` holding each arrival rule (PC: collect once;
-AR: sequential multiplicative scans; DS: serve the best active request of the stored
-stream grid), with parity tests against the numpy reference.
+All ``N`` decision epochs of a batch of same-size instances run in one compiled
+program; the movement rule lives once in :mod:`relic_envs.mapp._jax_routing`, each
+benchmark's arrival rule and objective in ``relic_envs/mapp/<name>/jax_eval.py``.
+Paper interface only (the alternative interface runs on the numpy env).
+
+>>> import relic_envs
+>>> from relic_envs.mapp.jax_seeds import seed_jax_team
+>>> out = evaluate("mapp_pc", seed_jax_team("mapp_pc"), relic_envs.splits("mapp_pc").test["test50"][:2])
+>>> out.objectives.shape, out.routes(0)[0][0]
+((2,), 0)
 """
 
 from __future__ import annotations
 
-MISSING = (
-    "the JAX evaluators of mapp_pc, mapp_ar and mapp_ds are not built yet (missing: "
-    "relic_envs/mapp/_jax_routing.py, relic_envs/mapp/{pc,ar,ds}/jax_eval.py, their parity tests and "
-    "throughput rows); use relic_envs.rollout, the numpy reference"
-)
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from relic_envs.mapp import _jax_routing as jr
+from relic_envs.mapp._routing import RoutingInstance
+
+_MODULES = {
+    "mapp_pc": "relic_envs.mapp.pc.jax_eval",
+    "mapp_ar": "relic_envs.mapp.ar.jax_eval",
+    "mapp_ds": "relic_envs.mapp.ds.jax_eval",
+}
 
 
-def evaluate(name, policies, instances, *, x64: bool = True):
-    """Run a team of JAX policies on routing instances (not built yet)."""
-    raise NotImplementedError(MISSING)
+def problem(name: str) -> jr.JaxRoutingProblem:
+    """The :class:`~relic_envs.mapp._jax_routing.JaxRoutingProblem` of a routing benchmark."""
+    if name not in _MODULES:
+        raise NotImplementedError(f"no routing JAX evaluator for {name!r}; available: {sorted(_MODULES)}")
+    return importlib.import_module(_MODULES[name]).PROBLEM
 
 
-def evaluator(name, policies, *, x64: bool = True):
-    """A compiled batch evaluator for a routing benchmark (not built yet)."""
-    raise NotImplementedError(MISSING)
+def stack(name: str, instances: Sequence[RoutingInstance]) -> jr.Batch:
+    """Stack same-size instances of a benchmark for the JAX evaluator."""
+    return jr.stack(problem(name), instances)
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxResult:
+    objectives: np.ndarray  # (B,) raw objective (higher is better; score = objective)
+    steps: np.ndarray  # (B,) decision epochs until every route closed
+    moves: np.ndarray  # (B, N, 3) node each route appended per epoch, -1 once that agent is home
+    budget_left: np.ndarray  # (B, 3) remaining budget of each agent at the end
+
+    def routes(self, i: int) -> list[list[int]]:
+        """Instance ``i``'s three routes, as ``RoutingEpisode.routes`` lists them."""
+        return jr.routes(self.moves[i])
+
+
+def evaluator(name: str, policies: Mapping[str, Callable], *, interface: str = "paper", x64: bool = True):
+    """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> node id``)."""
+    return jr.make_evaluator(problem(name), policies, interface=interface, x64=x64)
+
+
+def evaluate(name: str, policies: Mapping[str, Callable], instances: Sequence[RoutingInstance], *,
+             interface: str = "paper", x64: bool = True) -> JaxResult:
+    """Run a team of JAX policies on instances, all epochs in one compiled program."""
+    out = evaluator(name, policies, interface=interface, x64=x64)(stack(name, instances))
+    return JaxResult(out.objective, out.steps, out.moves, out.budget)

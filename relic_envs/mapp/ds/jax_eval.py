@@ -1,0 +1,60 @@
+"""MAPP-DS in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+
+The request stream is not redrawn in JAX: :func:`stack` stores the numpy
+``generator.stream(instance)`` grid (``fire``, ``value``, ``expiry``, ``(N + 1, N)``
+each) in the batch, so both evaluators serve the same requests.
+
+Use through :func:`relic_envs.mapp.jax_eval.evaluate` or
+``relic_envs.mapp.jax_eval.evaluator("mapp_ds", policies)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relic_envs.mapp import _jax_routing as jr
+from relic_envs.mapp._jax_routing import jnp
+from relic_envs.mapp.ds.generator import stream
+
+
+def active(data, dyn, t):
+    """``(H, N)`` bool: requests active at time ``t`` and not yet served."""
+    tau = jnp.arange(data["fire"].shape[0])[:, None]
+    return data["fire"] & ~dyn["served"] & (tau <= t) & (t <= data["expiry"])
+
+
+class DSJax(jr.JaxRoutingProblem):
+    name = "mapp_ds"
+    allow_revisit = True
+    roles = {"paper": jr.paper_roles("request_dict", "active", ("value", "ttl"),
+                                     {"value_vector": "value", "deadline_vector": "ttl"})}
+
+    def arrays(self, instance, dist):
+        s = stream(instance)
+        return {"fire": s.fire, "value": s.value, "expiry": s.expiry.astype(np.int32)}
+
+    def init_dynamic(self, data):
+        return {"served": jnp.zeros(data["fire"].shape, bool)}
+
+    def arrive(self, data, dyn, node, t):
+        # Serve the highest-value active request at the node; argmax takes the first
+        # maximum, i.e. the earliest arrival on ties, as the numpy reference does.
+        score = jnp.where(active(data, dyn, t)[:, node], data["value"][:, node], -jnp.inf)
+        row = jnp.argmax(score)
+        hit = jnp.isfinite(score[row])
+        return {"served": dyn["served"].at[row, node].set(dyn["served"][row, node] | hit)}
+
+    def objective(self, data, dyn):
+        return jnp.sum(jnp.where(dyn["served"], data["value"], 0.0))
+
+    def node_view(self, data, dyn, t):
+        score = jnp.where(active(data, dyn, t), data["value"], -jnp.inf)
+        row = jnp.argmax(score, axis=0)
+        cols = jnp.arange(score.shape[1])
+        top = score[row, cols]
+        exists = jnp.isfinite(top)
+        ttl = jnp.where(exists, data["expiry"][row, cols] - t, 0).astype(data["value"].dtype)
+        return {"value": jnp.where(exists, top, 0.0), "ttl": ttl, "active": exists}
+
+
+PROBLEM = DSJax()
