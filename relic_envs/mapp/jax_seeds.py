@@ -3,9 +3,7 @@
 Each function is a ``jax.numpy`` translation of one numpy seed: same formulas, same
 constants, same tie-breaking. The seeds scan nodes in ascending id order and keep a
 node only when its score is strictly better, so "first maximum among the candidates,
-if it beats the initial best" is :func:`_first_best`. Sums the seeds accumulate in a
-Python loop are accumulated in the same order (:func:`_ordered_sum`), so the scores
-are the same floats. :func:`seed_jax_team` wraps them as JAX policies
+if it beats the initial best" is :func:`_first_best`. :func:`seed_jax_team` wraps them as JAX policies
 ``obs -> int32 node id`` for :mod:`relic_envs.mapp.jax_eval`.
 
 >>> import relic_envs
@@ -20,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from relic_envs.dcop.jax_seeds import as_policy  # obs -> fn(**params).astype(int32): family-neutral
-from relic_envs.mapp._jax_routing import jax, jnp
+from relic_envs.mapp._jax_routing import jnp
 
 
 def _first_best(candidate, score, initial):
@@ -36,15 +34,6 @@ def _first_min(candidate, value):
     v = jnp.where(candidate, value, jnp.inf)
     j = jnp.argmin(v)
     return jnp.where(candidate.any(), j, 0)
-
-
-def _ordered_sum(terms, include):
-    """``terms.sum(axis=1)`` over ``include`` columns, added left to right like a Python loop."""
-
-    def add(m, acc):
-        return acc + jnp.where(include[:, m], terms[:, m], 0.0)  # x + 0.0 == x: skipped terms change nothing
-
-    return jax.lax.fori_loop(0, terms.shape[1], add, jnp.zeros(terms.shape[0], terms.dtype))
 
 
 def _nodes(n):
@@ -89,48 +78,26 @@ def pc_C(current, dist_row, remaining_prizes, remaining_budget):
     return jnp.where(score[j] > 0, j, 0)
 
 
-# --- MAPP-AR (the paper's case-study programs) -----------------------------------------
+# --- MAPP-AR --------------------------------------------------------------------------
+# The human AR seeds (``seeds/mapp_ar/paper``) are the PC seeds with residual uncertainty
+# in place of prize: A scores a listed node by value per unit travel, B halves where a
+# teammate en route is closer, C uses the conservative return check. Same twins.
+
 
 
 def ar_A(current, uncertainty_dict, dist_mat, budget_left):
-    """Twin of ``seeds/mapp_ar/paper/A.py`` (uncertainty plus neighbour spillover per unit travel)."""
-    unc, listed = uncertainty_dict["value"], uncertainty_dict["mask"] > 0
-    idx = _nodes(unc.shape[0])
-    go = dist_mat[current]
-    cand = listed & (idx != current) & (idx != 0) & ~(go + dist_mat[:, 0] > budget_left)
-    # neighbours of node i: the other listed nodes j with 1e-9 <= l_ij < budget_left
-    near = listed[None, :] & (idx[:, None] != idx[None, :]) & ~(dist_mat < 1e-9) & (dist_mat < budget_left)
-    spill = _ordered_sum(unc[None, :] * (1.0 / (dist_mat + 1e-9)), near)
-    count = near.sum(axis=1)
-    score = (unc + spill) / (go + 1e-9)
-    score = jnp.where(count > 0, score + 0.1 * count, score)
-    return _first_best(cand, score, -1.0)
+    """Twin of ``seeds/mapp_ar/paper/A.py``."""
+    return pc_A(current, uncertainty_dict, dist_mat, budget_left)
 
 
 def ar_B(my_state, teammate_positions, graph, budget_left):
-    """Twin of ``seeds/mapp_ar/paper/B.py`` (skip nodes a teammate is nearer to)."""
-    current, dist_mat = my_state["current"], graph["dist_mat"]
-    unc = graph["nodes"][:, 3]
-    idx = _nodes(unc.shape[0])
-    my_dist = dist_mat[current]
-    cost = my_dist + dist_mat[:, 0]
-    mate = dist_mat[teammate_positions].min(axis=0)  # every teammate position counts, the depot included
-    cand = (idx != current) & (idx != 0) & ~(unc <= 0.0) & ~(cost > budget_left) & ~(mate < my_dist)
-    score = unc / (cost + 1e-6)
-    score = jnp.where(mate < 2.0 * my_dist, score - 0.5 * unc, score)
-    return _first_best(cand, score, -jnp.inf)
+    """Twin of ``seeds/mapp_ar/paper/B.py``."""
+    return pc_B(my_state, teammate_positions, graph, budget_left)
 
 
 def ar_C(current, dist_row, uncertainty_vector, remaining_budget):
-    """Twin of ``seeds/mapp_ar/paper/C.py`` (uncertainty per unit travel, then any uncertain node)."""
-    idx = _nodes(dist_row.shape[0])
-    cand = (idx != current) & (idx != 0) & (dist_row <= remaining_budget)
-    s = jnp.where(cand, uncertainty_vector / (dist_row + 1e-6), -jnp.inf)
-    j = jnp.argmax(s)
-    best = jnp.where(s[j] > -jnp.inf, j, 0)
-    fallback = (uncertainty_vector > 0) & (dist_row <= remaining_budget)
-    use_fallback = (s[j] < 1e-3) & fallback.any()
-    return jnp.where(use_fallback, jnp.argmax(fallback), best)
+    """Twin of ``seeds/mapp_ar/paper/C.py``."""
+    return pc_C(current, dist_row, uncertainty_vector, remaining_budget)
 
 
 # --- MAPP-DS -------------------------------------------------------------------------
