@@ -4,7 +4,7 @@ For every built benchmark (and interface), the seed team is evaluated on the mix
 batch of training batch 3 (10 current + 2 x 3 replayed = 16 instances) by
 :class:`relic_learner.evaluate.TeamEvaluator` three ways, in one run:
 
-* in-process: ``sandbox=False`` (trusted code, no limits), one core;
+* in-process: ``sandbox=False`` (trusted code, no limits), one core, BLAS single-threaded;
 * sandbox, 1 worker: the same work in one sandbox process (the overhead of isolation);
 * sandbox, pool: the batch split over ``os.cpu_count()`` workers (what the search uses).
 
@@ -17,18 +17,24 @@ median of ``--repeats`` runs and the ratios. Usage::
 
 from __future__ import annotations
 
-import argparse
-import itertools
 import os
-import platform
-import statistics
-import time
 
-import relic_envs
-from relic_envs.core.registry import get_benchmark
-from relic_envs.seeds import seed_source
-from relic_learner.batches import mixed_batch
-from relic_learner.evaluate import TeamEvaluator
+# Sandbox workers run BLAS single-threaded; so does this process, or the in-process
+# column would measure BLAS threads fighting over the cores instead of the sandbox.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import itertools  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import relic_envs  # noqa: E402
+from relic_envs.core.registry import get_benchmark  # noqa: E402
+from relic_envs.seeds import seed_source  # noqa: E402
+from relic_learner.batches import mixed_batch  # noqa: E402
+from relic_learner.evaluate import TeamEvaluator  # noqa: E402
 
 _unique = itertools.count()
 

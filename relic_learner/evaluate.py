@@ -249,7 +249,8 @@ class TeamEvaluator:
         return None
 
     def _chunks(self, n: int) -> list[tuple[int, int]]:
-        k = max(1, min(self.n_workers, n))
+        # In-process evaluation is one chunk: threads would only contend for the GIL.
+        k = max(1, min(self.n_workers if self.sandbox else 1, n))
         bounds = [round(i * n / k) for i in range(k + 1)]
         return [(bounds[i], bounds[i + 1]) for i in range(k)]
 

@@ -212,7 +212,7 @@ class _ReadOnlyDict(dict):
 
 
 def _frozen(value: Any) -> Any:
-    """A read-only copy: arrays backed by immutable bytes, lists and dicts that refuse changes.
+    """A read-only view of a fresh input: arrays backed by immutable bytes, lists and dicts that refuse changes.
 
     Inputs are fresh copies anyway, so a change could not reach the simulator; refusing
     it makes the program's attempt visible (reason ``mutation``) at no per-call cost.
@@ -221,13 +221,15 @@ def _frozen(value: Any) -> Any:
         if value.dtype.hasobject:
             return value.copy()
         return np.frombuffer(np.ascontiguousarray(value).tobytes(), dtype=value.dtype).reshape(value.shape)
-    if isinstance(value, dict):
+    kind = type(value)
+    if kind is dict:
         return _ReadOnlyDict((k, _frozen(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return _ReadOnlyList(_frozen(v) for v in value)
-    if isinstance(value, tuple):
-        return tuple(_frozen(v) for v in value)
-    return value
+    if kind is list:
+        return _ReadOnlyList(v if type(v) in _PASS_THROUGH else _frozen(v) for v in value)
+    return value  # scalars and tuples (immutable; what a tuple holds is a fresh copy anyway)
+
+
+_PASS_THROUGH = frozenset({int, float, bool, str, tuple, type(None), np.float64, np.int64})
 
 
 _PLAIN_SCALARS = (int, float, bool, str, type(None))
