@@ -1,11 +1,12 @@
-"""Command line: ``relic-envs list | eval | table | splits``.
+"""Command line: ``relic-envs list | eval | table | optimum | splits``.
 
 Examples::
 
     relic-envs list
-    relic-envs eval --env dgc --team seeds --team dsa-b
+    relic-envs eval --env dgc --team seeds --team dsa-b --team mgm2:tuned
     relic-envs eval --env dgc --team my/A.py,my/B.py,my/C.py
-    relic-envs table                      # seeds, DSA-B, LSGA-DSA on every DCOP test split
+    relic-envs table --env dgc --plot docs/results   # every DCOP row beside CP-SAT's optimum
+    relic-envs optimum --write dgc        # re-solve the test split with CP-SAT (extra: solvers)
     relic-envs splits --write dgc         # regenerate canonical splits + manifest
 """
 
@@ -16,20 +17,24 @@ import statistics
 import sys
 from collections.abc import Sequence
 
+import numpy as np
+
 from relic_envs.core.program import ProgramPolicy
 from relic_envs.core.registry import SPECS, get_benchmark, names
 from relic_envs.core.rollout import RolloutResult, rollout
 from relic_envs.core.splits import splits, update_manifest, write_splits
-from relic_envs.errors import InvalidConfig
+from relic_envs.errors import InvalidConfig, MissingExtra
 
-BUILTIN_TEAMS = ("seeds", "dsa-b", "lsga-dsa", "initial")
+BUILTIN_TEAMS = ("seeds", "initial", "dsa-a", "dsa-b", "dsa-c", "mgm", "mgm2", "maxsum", "lsga-dsa")
 
 
 def evaluate_team(name: str, team: str, split: str = "test", progress: bool = True) -> list[RolloutResult]:
     """Evaluate a named team or ``A.py,B.py,C.py`` files on a canonical split.
 
-    ``seeds`` is the seed programs, ``dsa-b`` and ``lsga-dsa`` the human DCOP baselines,
-    ``initial`` keeps every variable at its initial value (the cost of the start).
+    ``seeds`` is the seed programs, ``initial`` keeps every variable at its initial
+    value (the cost of the start). On the DCOPs, a classical algorithm configuration
+    (``baselines.dcop.configs``: ``dsa-b``, ``mgm2:tuned``, ``dsa-b:paper``,
+    ``dsa-c:p=0.3``, ...) runs as a whole-batch solver.
     """
     s = splits(name)
     if split == "test":
@@ -45,13 +50,13 @@ def evaluate_team(name: str, team: str, split: str = "test", progress: bool = Tr
     if team == "initial":
         bench = get_benchmark(name)
         return rollout(name, {r: (lambda obs: obs["cur"]) for r in bench.roles}, instances, progress=progress)
-    if team in ("dsa-b", "lsga-dsa"):
-        from baselines.dcop import solve_dsa, solve_lsga
+    if team.partition(":")[0] in BUILTIN_TEAMS[2:]:
+        from baselines.dcop.configs import make_solver
+        from baselines.dcop.sweep import solve
 
         if get_benchmark(name).family != "dcop":
             raise InvalidConfig(f"team {team!r} is a DCOP solver; {name!r} is not a DCOP benchmark")
-        solver = solve_dsa if team == "dsa-b" else solve_lsga
-        return solver(name, instances, progress=progress)
+        return solve(name, make_solver(team, name), instances, progress=progress)
     paths = team.split(",")
     bench = get_benchmark(name)
     if len(paths) != len(bench.roles):
@@ -96,20 +101,40 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
-    from relic_envs.dcop.paper_table import PAPER_TABLE2
+    from baselines.dcop import table
 
     envs = args.env or [n for n in names() if get_benchmark(n).family == "dcop"]
     for name in envs:
-        paper = PAPER_TABLE2.get(name, {})
-        print(f"\n{name} (test split, raw cost, mean ± std)")
-        print(f"  {'row':<28} {'ours (measured)':<24} paper Table 2")
-        for team, paper_row in (("initial", None), ("seeds", None), ("dsa-b", "DSA-B"), ("lsga-dsa", "LSGA")):
-            ours = summarize(evaluate_team(name, team, "test", progress=not args.quiet))
-            ref = f"{paper[paper_row][0]:.2f} ± {paper[paper_row][1]:.2f}" if paper_row in paper else "-"
-            print(f"  {team:<28} {ours:<24} {ref}")
-        for row, (mean, std) in paper.items():
-            if row.startswith("RELIC"):
-                print(f"  {row:<28} {'-':<24} {mean:.2f} ± {std:.2f}")
+        rows = table.build_rows(name, progress=not args.quiet)
+        optimum = table.optimum_rows(name)
+        print("\n" + table.format_table(name, rows, optimum, table.paper_rows(name)))
+        if args.plot:
+            from pathlib import Path
+
+            path = table.plot(name, rows, optimum, Path(args.plot) / f"dcop_{name}_sweeps.png")
+            print(f"  plot: {path}")
+    return 0
+
+
+def _cmd_optimum(args: argparse.Namespace) -> int:
+    from baselines.dcop import cpsat
+
+    for name in args.write or []:
+        cache = cpsat.write_cache(
+            name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet
+        )
+        print(f"wrote {cpsat.cache_path(name)}: {dict(zip(*np.unique(cache.status, return_counts=True)))}")
+    for name in args.write or [n for n in cpsat.DCOPS]:
+        cache = cpsat.load_cache(name)
+        if cache is None:
+            print(f"{name}: no cached CP-SAT results; {cpsat.INSTALL_HINT} {name}")
+            continue
+        counts = {s: int((cache.status == s).sum()) for s in ("optimal", "feasible")}
+        print(
+            f"{name}: best {cache.objective.mean():.2f}, bound {cache.bound.mean():.2f} (means over 50 test instances); "
+            f"{counts['optimal']} optimal, {counts['feasible']} feasible; {cache.meta['time_limit_s']:g}s/instance, "
+            f"{cache.meta['workers']} workers, OR-Tools {cache.meta['ortools']}, hint {cache.meta.get('hint')}"
+        )
     return 0
 
 
@@ -133,14 +158,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the 14 benchmarks and their status").set_defaults(func=_cmd_list)
     ev = sub.add_parser("eval", help="evaluate teams on a split and print mean ± std of the raw objective")
     ev.add_argument("--env", required=True, choices=names())
-    ev.add_argument("--team", action="append", help=f"{', '.join(BUILTIN_TEAMS)} or A.py,B.py,C.py (repeatable)")
+    ev.add_argument("--team", action="append", help=f"{', '.join(BUILTIN_TEAMS)} (DCOP algorithms also as NAME:tuned, NAME:paper, NAME:p=0.3) or A.py,B.py,C.py (repeatable)")
     ev.add_argument("--split", default="test", help="test (default) or train1..train5")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=_cmd_eval)
-    tb = sub.add_parser("table", help="seeds, DSA-B and LSGA-DSA beside the paper's Table 2 (DCOP)")
-    tb.add_argument("--env", action="append", choices=names())
+    tb = sub.add_parser("table", help="DCOP tables: classical algorithms, paper rows and the CP-SAT optimum reference")
+    tb.add_argument("--env", action="append", choices=[n for n in names() if get_benchmark(n).family == "dcop"])
+    tb.add_argument("--plot", metavar="DIR", help="also save a cost-per-sweep plot per benchmark in DIR (extra: docs)")
     tb.add_argument("--quiet", action="store_true")
     tb.set_defaults(func=_cmd_table)
+    op = sub.add_parser("optimum", help="show (default) or re-solve (--write) the cached CP-SAT optimum references")
+    op.add_argument("--write", nargs="+", choices=["dgc", "dimes", "sensor_dcsp", "shds"])
+    op.add_argument("--time-limit", type=float, default=10.0, help="seconds per instance (default 10)")
+    op.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
+    op.add_argument("--hint", help="warm-start CP-SAT from this classical configuration's answer, e.g. lsga-dsa")
+    op.add_argument("--quiet", action="store_true")
+    op.set_defaults(func=_cmd_optimum)
     sp = sub.add_parser("splits", help="check (default) or regenerate canonical splits")
     sp.add_argument("--write", nargs="+", choices=names(), help="regenerate these benchmarks' split files")
     sp.set_defaults(func=_cmd_splits)
@@ -151,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InvalidConfig, FileNotFoundError) as exc:
+    except (InvalidConfig, FileNotFoundError, MissingExtra) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -294,18 +294,30 @@ def write_cache(
     *,
     time_limit: float = DEFAULT_TIME_LIMIT,
     workers: int = DEFAULT_WORKERS,
+    hint: str | None = None,
     path: Path | None = None,
     progress: bool = True,
 ) -> OptimumCache:
-    """Solve every canonical test instance and store the results (``relic-envs optimum --write``)."""
+    """Solve every canonical test instance and store the results (``relic-envs optimum --write``).
+
+    ``hint`` names a classical configuration (``baselines.dcop.configs``, e.g.
+    ``"lsga-dsa"``) whose final assignment on each instance is given to CP-SAT as a
+    solution hint; the metadata records it.
+    """
     import ortools
 
     from relic_envs.core.splits import splits
 
     instances = splits(benchmark).test_instances()
+    hints: list[np.ndarray | None] = [None] * len(instances)
+    if hint is not None:
+        from baselines.dcop.configs import make_solver
+        from baselines.dcop.sweep import run_sweeps
+
+        hints = [t.x for t in run_sweeps(benchmark, make_solver(hint, benchmark), instances)]
     results = [
-        solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers)
-        for inst in tqdm(instances, desc=f"cp-sat {benchmark}", disable=not progress)
+        solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=h)
+        for inst, h in tqdm(list(zip(instances, hints)), desc=f"cp-sat {benchmark}", disable=not progress)
     ]
     meta = {
         "benchmark": benchmark,
@@ -314,6 +326,7 @@ def write_cache(
         "workers": workers,
         "ortools": ortools.__version__,
         "scale": SCALE[benchmark],
+        "hint": hint,
     }
     cache = OptimumCache(
         x=np.stack([r.x for r in results]),
