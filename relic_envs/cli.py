@@ -1,13 +1,14 @@
-"""Command line: ``relic-envs list | eval | table | splits``.
+"""Command line: ``relic-envs list | eval | table | optimum | splits``.
 
 Examples::
 
     relic-envs list
-    relic-envs eval --env dgc --team seeds --team dsa-b
+    relic-envs eval --env dgc --team seeds --team dsa-b --team mgm2:tuned
     relic-envs eval --env dgc --team my/A.py,my/B.py,my/C.py
     relic-envs eval --env mapp_ar --team seeds --team case-study   # the paper's printed RELIC programs
     relic-envs eval --env mapp_pc --interface alt   # seeds of the alternative interface, per test size
-    relic-envs table                      # seeds, DSA-B, LSGA-DSA (+ case study) on every DCOP test split
+    relic-envs table --env dgc --plot docs/results   # every DCOP row beside CP-SAT's optimum
+    relic-envs optimum --write dgc        # re-solve the test split with CP-SAT (extra: solvers)
     relic-envs splits --write dgc         # regenerate canonical splits + manifest
 """
 
@@ -18,13 +19,16 @@ import statistics
 import sys
 from collections.abc import Sequence
 
+import numpy as np
+
 from relic_envs.core.program import ProgramPolicy
 from relic_envs.core.registry import SPECS, get_benchmark, names
 from relic_envs.core.rollout import RolloutResult, rollout
 from relic_envs.core.splits import splits, update_manifest, write_splits
-from relic_envs.errors import InvalidConfig
+from relic_envs.errors import InvalidConfig, MissingExtra
 
-BUILTIN_TEAMS = ("seeds", "case-study", "dsa-b", "lsga-dsa", "initial")
+BUILTIN_TEAMS = ("seeds", "case-study", "initial", "dsa-a", "dsa-b", "dsa-c", "mgm", "mgm2", "maxsum", "lsga-dsa")
+DCOP_SOLVERS = BUILTIN_TEAMS[3:]  # classical DCOP algorithms (baselines.dcop.configs), with ":tuned", ":paper", ...
 
 
 def split_instances(name: str, split: str) -> list:
@@ -64,13 +68,13 @@ def evaluate_team(
         if bench.family != "dcop":
             raise InvalidConfig(f"team 'initial' keeps DCOP values; {name!r} is not a DCOP benchmark")
         return rollout(name, {r: (lambda obs: obs["cur"]) for r in bench.roles}, instances, progress=progress)
-    if team in ("dsa-b", "lsga-dsa"):
-        from baselines.dcop import solve_dsa, solve_lsga
+    if team.partition(":")[0] in DCOP_SOLVERS:
+        from baselines.dcop.configs import make_solver
+        from baselines.dcop.sweep import solve
 
         if get_benchmark(name).family != "dcop":
             raise InvalidConfig(f"team {team!r} is a DCOP solver; {name!r} is not a DCOP benchmark")
-        solver = solve_dsa if team == "dsa-b" else solve_lsga
-        return solver(name, instances, progress=progress)
+        return solve(name, make_solver(team, name), instances, progress=progress)
     paths = team.split(",")
     bench = get_benchmark(name)
     if len(paths) != len(bench.roles):
@@ -124,24 +128,40 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
-    from relic_envs.case_studies import case_study_names
-    from relic_envs.dcop.paper_table import PAPER_TABLE2
+    from baselines.dcop import table
 
     envs = args.env or [n for n in names() if get_benchmark(n).family == "dcop"]
     for name in envs:
-        paper = PAPER_TABLE2.get(name, {})
-        print(f"\n{name} (test split, raw cost, mean ± std)")
-        print(f"  {'row':<28} {'ours (measured)':<24} paper Table 2")
-        rows = [("initial", None), ("seeds", None), ("dsa-b", "DSA-B"), ("lsga-dsa", "LSGA")]
-        # The paper's printed learned program (its case study), run on our simulator; no Table 2 row of its own.
-        rows += [("case-study", None)] if name in case_study_names() else []
-        for team, paper_row in rows:
-            ours = summarize(evaluate_team(name, team, "test", progress=not args.quiet))
-            ref = f"{paper[paper_row][0]:.2f} ± {paper[paper_row][1]:.2f}" if paper_row in paper else "-"
-            print(f"  {team:<28} {ours:<24} {ref}")
-        for row, (mean, std) in paper.items():
-            if row.startswith("RELIC"):
-                print(f"  {row:<28} {'-':<24} {mean:.2f} ± {std:.2f}")
+        rows = table.build_rows(name, progress=not args.quiet)
+        optimum = table.optimum_rows(name)
+        print("\n" + table.format_table(name, rows, optimum, table.paper_rows(name)))
+        if args.plot:
+            from pathlib import Path
+
+            path = table.plot(name, rows, optimum, Path(args.plot) / f"dcop_{name}_sweeps.png")
+            print(f"  plot: {path}")
+    return 0
+
+
+def _cmd_optimum(args: argparse.Namespace) -> int:
+    from baselines.dcop import cpsat
+
+    for name in args.write or []:
+        cache = cpsat.write_cache(
+            name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet
+        )
+        print(f"wrote {cpsat.cache_path(name)}: {dict(zip(*np.unique(cache.status, return_counts=True)))}")
+    for name in args.write or [n for n in cpsat.DCOPS]:
+        cache = cpsat.load_cache(name)
+        if cache is None:
+            print(f"{name}: no cached CP-SAT results; {cpsat.INSTALL_HINT} {name}")
+            continue
+        counts = {s: int((cache.status == s).sum()) for s in ("optimal", "feasible")}
+        print(
+            f"{name}: best {cache.objective.mean():.2f}, bound {cache.bound.mean():.2f} (means over 50 test instances); "
+            f"{counts['optimal']} optimal, {counts['feasible']} feasible; {cache.meta['time_limit_s']:g}s/instance, "
+            f"{cache.meta['workers']} workers, OR-Tools {cache.meta['ortools']}, hint {cache.meta.get('hint')}"
+        )
     return 0
 
 
@@ -165,15 +185,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the 14 benchmarks and their status").set_defaults(func=_cmd_list)
     ev = sub.add_parser("eval", help="evaluate teams on a split and print mean ± std of the raw objective")
     ev.add_argument("--env", required=True, choices=names())
-    ev.add_argument("--team", action="append", help=f"{', '.join(BUILTIN_TEAMS)} or A.py,B.py,C.py (repeatable)")
+    ev.add_argument(
+        "--team", action="append",
+        help=f"{', '.join(BUILTIN_TEAMS)} (DCOP algorithms also as NAME:tuned, NAME:paper, NAME:p=0.3) or A.py,B.py,C.py (repeatable)",
+    )
     ev.add_argument("--split", default="test", help="test (default; per size for MAPP), test50/test80 (MAPP) or train1..train5")
     ev.add_argument("--interface", default="paper", choices=("paper", "alt"), help="role interface (alt: MAPP/MAS)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=_cmd_eval)
-    tb = sub.add_parser("table", help="seeds, DSA-B, LSGA-DSA and case studies beside the paper's Table 2 (DCOP)")
-    tb.add_argument("--env", action="append", choices=names())
+    tb = sub.add_parser("table", help="DCOP tables: classical algorithms, paper rows and the CP-SAT optimum reference")
+    tb.add_argument("--env", action="append", choices=[n for n in names() if get_benchmark(n).family == "dcop"])
+    tb.add_argument("--plot", metavar="DIR", help="also save a cost-per-sweep plot per benchmark in DIR (extra: docs)")
     tb.add_argument("--quiet", action="store_true")
     tb.set_defaults(func=_cmd_table)
+    op = sub.add_parser("optimum", help="show (default) or re-solve (--write) the cached CP-SAT optimum references")
+    op.add_argument("--write", nargs="+", choices=["dgc", "dimes", "sensor_dcsp", "shds"])
+    op.add_argument("--time-limit", type=float, default=10.0, help="seconds per instance (default 10)")
+    op.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
+    op.add_argument("--hint", help="warm-start CP-SAT from this classical configuration's answer, e.g. lsga-dsa")
+    op.add_argument("--quiet", action="store_true")
+    op.set_defaults(func=_cmd_optimum)
     sp = sub.add_parser("splits", help="check (default) or regenerate canonical splits")
     sp.add_argument("--write", nargs="+", choices=names(), help="regenerate these benchmarks' split files")
     sp.set_defaults(func=_cmd_splits)
@@ -184,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InvalidConfig, FileNotFoundError) as exc:
+    except (InvalidConfig, FileNotFoundError, MissingExtra) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -29,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from baselines.dcop.sweep import SweepSolver
 from relic_envs.core.instance import Instance
 from relic_envs.core.rollout import RolloutResult, rollout
+from relic_envs.dcop._explore import exploration
 from relic_envs.errors import InvalidConfig
 
 TIE_TOL = 1e-9
@@ -66,11 +68,19 @@ def dsa_decide(cur, delta, u, *, p: float, variant: str, xp=np):
 
 
 @dataclasses.dataclass(frozen=True)
-class DSA:
-    """A DSA policy usable for any DCOP role: ``DSA(p=0.7, variant="B")(obs) -> values``."""
+class DSA(SweepSolver):
+    """A DSA policy usable for any DCOP role: ``DSA(p=0.7, variant="B")(obs) -> values``.
+
+    It is also a :class:`~baselines.dcop.sweep.SweepSolver` (``run_sweeps``), applying the
+    same rule to all variables at once from the full landscape and the same ``u``.
+    """
 
     p: float = 0.7
     variant: str = "B"
+
+    @property
+    def label(self) -> str:
+        return f"dsa-{self.variant.lower()}"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.p <= 1.0:
@@ -81,6 +91,14 @@ class DSA:
     def __call__(self, obs: Mapping[str, Any]) -> np.ndarray:
         values = dsa_decide(np.asarray(obs["cur"]), np.asarray(obs["delta"]), np.asarray(obs["u"]), p=self.p, variant=self.variant)
         return values.astype(np.int64)
+
+    def start(self, problem, instance):
+        return problem, instance
+
+    def sweep(self, state, x: np.ndarray, t: int) -> np.ndarray:
+        problem, instance = state
+        u = exploration(int(instance.seed), t, x.size, problem.domain + 1)
+        return dsa_decide(x, problem.landscape(instance, x), u, p=self.p, variant=self.variant).astype(np.int64)
 
 
 def dsa_team(p: float = 0.7, variant: str = "B") -> dict[str, DSA]:

@@ -137,6 +137,16 @@ class DCOPProblem(abc.ABC):
     def peers(self, instance: Instance) -> np.ndarray:
         """``(P, 2)`` pairs of variables that share a cost term (each pair once)."""
 
+    def coupled(self, instance: Instance) -> np.ndarray:
+        """``(P, 2)`` every pair of variables that share a cost term (each pair once).
+
+        The constraint graph that algorithms exchanging messages with their neighbours
+        (MGM, MGM-2, Max-Sum) need: two variables not listed here never change each
+        other's local cost. Defaults to :meth:`peers`; a benchmark whose ``peers`` is a
+        semantic subset of that graph (SHDS) overrides it.
+        """
+        return self.peers(instance)
+
     @abc.abstractmethod
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray) -> dict[str, np.ndarray]:
         """The role's features (names of ``role_features[role]``) for variables ``idx``."""

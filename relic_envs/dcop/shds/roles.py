@@ -73,6 +73,12 @@ class SHDSProblem(DCOPProblem):
         same = home[i] == home[j]
         return np.stack([i[same], j[same]], axis=1)
 
+    def coupled(self, instance):
+        """Every pair of devices: all of them can run in slots 0..17, so they share the
+        overload terms of those slots."""
+        i, j = np.triu_indices(instance.home.size, k=1)
+        return np.stack([i, j], axis=1)
+
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray):
         inst = ctx.instance
         load = ctx.cache("load", lambda: simulator.load(inst, ctx.x))
