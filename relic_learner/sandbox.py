@@ -9,8 +9,9 @@ programs run inside it, so there is no round trip per decision. Inside the worke
   (``RLIMIT_AS``), no file writes (``RLIMIT_FSIZE``), stdout/stderr sent to
   ``/dev/null``, and an audit hook that refuses file, process, socket, ``ctypes``,
   ``exec`` and import events while program code runs;
-* inputs are fresh read-only copies (arrays backed by immutable bytes, so a program
-  cannot flip them writable; lists and dicts that refuse in-place changes);
+* inputs are fresh copies made read-only (arrays flagged read-only, which programs
+  cannot undo since ``setflags``/``flags`` are forbidden; lists and dicts that refuse
+  in-place changes);
 * returns are reduced to plain data (arrays, numbers, lists, tuples, dicts) before
   the trusted simulator sees them, so no program-defined object runs code later;
 * programs are loaded afresh for every instance, so no state leaks between
@@ -212,15 +213,16 @@ class _ReadOnlyDict(dict):
 
 
 def _frozen(value: Any) -> Any:
-    """A read-only view of a fresh input: arrays backed by immutable bytes, lists and dicts that refuse changes.
+    """A fresh input made read-only: arrays flagged read-only, lists and dicts that refuse changes.
 
     Inputs are fresh copies anyway, so a change could not reach the simulator; refusing
     it makes the program's attempt visible (reason ``mutation``) at no per-call cost.
     """
     if isinstance(value, np.ndarray):
-        if value.dtype.hasobject:
-            return value.copy()
-        return np.frombuffer(np.ascontiguousarray(value).tobytes(), dtype=value.dtype).reshape(value.shape)
+        # Inputs are fresh copies made for this call, so marking them read-only is
+        # enough; the validator forbids ``setflags``/``flags``, the only way back.
+        value.setflags(write=False)
+        return value
     kind = type(value)
     if kind is dict:
         return _ReadOnlyDict((k, _frozen(v)) for k, v in value.items())

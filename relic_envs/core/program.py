@@ -38,6 +38,8 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "random", "ctypeslib", "ctypes", "testing", "f2py", "distutils", "lib", "os", "sys",
     "load", "loads", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt",
     "fromfile", "tofile", "memmap", "fromregex", "dump", "dumps", "DataSource",
+    # inputs are read-only arrays; these are the only way to make them writable again
+    "setflags", "flags",
     # frames and code objects lead back to trusted globals
     "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "tb_frame", "tb_next",
     "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "co_code", "func_globals",
