@@ -9,8 +9,9 @@ batch of training batch 3 (10 current + 2 x 3 replayed = 16 instances) by
 * sandbox, pool: the batch split over ``os.cpu_count()`` workers (what the search uses).
 
 Every timed evaluation uses a distinct team source (a unique trailing comment) so
-the evaluator's cache never answers; workers are started before timing. Prints the
-median of ``--repeats`` runs and the ratios. Usage::
+the evaluator's cache never answers; workers are started before timing. The three
+modes alternate, so they share the machine's noise; prints the best of ``--repeats``
+runs of each and the ratios. Usage::
 
     python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...]
 """
@@ -27,7 +28,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import itertools  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
 
 import relic_envs  # noqa: E402
@@ -39,16 +39,25 @@ from relic_learner.evaluate import TeamEvaluator  # noqa: E402
 _unique = itertools.count()
 
 
-def _timed(evaluator: TeamEvaluator, team: dict[str, str], batch, repeats: int) -> float:
-    times = []
-    for _ in range(repeats + 1):  # the first run warms caches (imports, compiled code) and is dropped
-        fresh = {r: f"{src}\n# run {next(_unique)}\n" for r, src in team.items()}
-        start = time.perf_counter()
-        result = evaluator.evaluate(fresh, batch)
-        times.append(time.perf_counter() - start)
-        if not result.ok:
-            raise RuntimeError(f"seed team invalid: {result.status}")
-    return statistics.median(times[1:])
+def _once(evaluator: TeamEvaluator, team: dict[str, str], batch) -> float:
+    fresh = {r: f"{src}\n# run {next(_unique)}\n" for r, src in team.items()}
+    start = time.perf_counter()
+    result = evaluator.evaluate(fresh, batch)
+    elapsed = time.perf_counter() - start
+    if not result.ok:
+        raise RuntimeError(f"seed team invalid: {result.status}")
+    return elapsed
+
+
+def _timed(evaluators: list[TeamEvaluator], team: dict[str, str], batch, repeats: int) -> list[float]:
+    """Best time of each evaluator; the modes alternate so they share the machine's noise."""
+    for ev in evaluators:  # warm-up: imports, compiled code, started workers
+        _once(ev, team, batch)
+    times: list[list[float]] = [[] for _ in evaluators]
+    for _ in range(repeats):
+        for k, ev in enumerate(evaluators):
+            times[k].append(_once(ev, team, batch))
+    return [min(t) for t in times]
 
 
 def main() -> None:
@@ -59,7 +68,7 @@ def main() -> None:
     names = args.env or relic_envs.names()
     cores = os.cpu_count() or 1
     print(f"machine: {platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}")
-    print(f"median of {args.repeats} evaluations of the seed team on a 16-instance mixed batch (batch 3)\n")
+    print(f"best of {args.repeats} evaluations (modes interleaved) of the seed team on a 16-instance mixed batch (batch 3)\n")
     header = f"{'benchmark':<20} {'in-process s':>12} {'sandbox 1w s':>12} {'overhead':>9} {f'pool {cores}w s':>12} {'pool/in-proc':>12}"
     print(header)
     print("-" * len(header))
@@ -73,9 +82,7 @@ def main() -> None:
                 TeamEvaluator(bench, interface=interface, workers=1) as one,
                 TeamEvaluator(bench, interface=interface, workers=cores) as pool,
             ):
-                t_plain = _timed(plain, team, batch, args.repeats)
-                t_one = _timed(one, team, batch, args.repeats)
-                t_pool = _timed(pool, team, batch, args.repeats)
+                t_plain, t_one, t_pool = _timed([plain, one, pool], team, batch, args.repeats)
             label = name if interface == "paper" else f"{name} ({interface})"
             print(f"{label:<20} {t_plain:>12.3f} {t_one:>12.3f} {100 * (t_one / t_plain - 1):>8.1f}% "
                   f"{t_pool:>12.3f} {t_pool / t_plain:>11.2f}x")
