@@ -78,6 +78,8 @@ class SweepContext:
         self.x_prev = x_prev
         self.t = t
         self.prev = prev  # the previous sweep's context (for trends); None at t = 0
+        # Values that depend on the instance only, shared by every sweep of the episode.
+        self._episode_cache: dict[str, Any] = prev._episode_cache if prev is not None else {}
 
     @cached_property
     def landscape(self) -> np.ndarray:
@@ -98,6 +100,12 @@ class SweepContext:
         if key not in store:
             store[key] = compute()
         return store[key]
+
+    def instance_cache(self, key: str, compute: Callable[[], Any]) -> Any:
+        """Memoise a value that depends on the instance only (e.g. peer lists) for the episode."""
+        if key not in self._episode_cache:
+            self._episode_cache[key] = compute()
+        return self._episode_cache[key]
 
 
 class DCOPProblem(abc.ABC):

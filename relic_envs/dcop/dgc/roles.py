@@ -40,5 +40,5 @@ class DGCProblem(DCOPProblem):
         return simulator.peers(instance)
 
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray):
-        directed, count = ctx.cache("peers", lambda: _features.peer_stats(self.peers(ctx.instance), ctx.x.size))
+        directed, count = ctx.instance_cache("peers", lambda: _features.peer_stats(self.peers(ctx.instance), ctx.x.size))
         return _features.graph_features(ctx, role, idx, lambda: ctx.landscape, directed, count)

@@ -44,6 +44,6 @@ class DiMESProblem(DCOPProblem):
         return simulator.peers(instance)
 
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray):
-        directed, count = ctx.cache("peers", lambda: _features.peer_stats(self.peers(ctx.instance), ctx.x.size))
+        directed, count = ctx.instance_cache("peers", lambda: _features.peer_stats(self.peers(ctx.instance), ctx.x.size))
         violation = lambda: simulator.violation(ctx.instance, ctx.x)  # noqa: E731
         return _features.graph_features(ctx, role, idx, violation, directed, count)
