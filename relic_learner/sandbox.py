@@ -225,7 +225,7 @@ def _frozen(value: Any) -> Any:
         return value
     kind = type(value)
     if kind is dict:
-        return _ReadOnlyDict((k, _frozen(v)) for k, v in value.items())
+        return _ReadOnlyDict((k, v if type(v) in _PASS_THROUGH else _frozen(v)) for k, v in value.items())
     if kind is list:
         return _ReadOnlyList(v if type(v) in _PASS_THROUGH else _frozen(v) for v in value)
     return value  # scalars and tuples (immutable; what a tuple holds is a fresh copy anyway)
@@ -343,7 +343,6 @@ def _play_job(job: Job, conn: Any, progress: Any, guard: _ModuleGuard, trees: di
     bench = get_benchmark(job.benchmark)
     signatures = bench.signatures(job.interface)
     stats = _Stats()
-    tampered = False
     for index, instance in enumerate(job.instances):
         progress[0], progress[1] = index, -1
         np.seterr(all="warn")  # a program may have changed numpy's error state
@@ -363,11 +362,10 @@ def _play_job(job: Job, conn: Any, progress: Any, guard: _ModuleGuard, trees: di
             team[role] = _GuardedPolicy(function, signatures[role], role, job.call_s, stats, progress)
         if result is None:
             (result,) = rollout(bench, team, [instance], interface=job.interface)
-        if guard.tampered():
-            tampered = True
-            role = "ABC"[progress[1]] if progress[1] >= 0 else "?"
-            result = RolloutResult(None, None, result.steps, Invalid(role, "mutation", "modified the numpy/math module"))
         conn.send(("result", index, result))
+    # Validated programs cannot assign attributes, so this is a backstop: checked once
+    # per job; the parent voids the whole job and replaces the worker if it trips.
+    tampered = guard.tampered()
     conn.send(("done", {"calls": stats.calls, "seconds": stats.seconds, "max_s": stats.max_s}, tampered))
     return tampered
 
@@ -587,8 +585,10 @@ class SandboxWorker:
                     results[start + message[1]] = message[2]
                     continue
                 _, stats, tampered = message  # "done"
-                if tampered:
+                if tampered:  # numpy/math were changed under the programs: nothing here is trusted
                     self._replace()
+                    for i in range(start, len(results)):
+                        results[i] = RolloutResult(None, None, 0, Invalid("?", "mutation", "a program modified the numpy/math module"))
                 return list(results), stats
         return list(results), stats
 
