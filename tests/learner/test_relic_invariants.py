@@ -97,3 +97,32 @@ def test_outputs_are_written(run):
         assert (path / name).exists(), name
     assert (path / "curve.png").exists() == (importlib.util.find_spec("matplotlib") is not None)
     assert (path / "team" / "A.py").read_text() == relic.team()["A"]
+
+
+@pytest.mark.parametrize(
+    ("switch", "value"),
+    [("ablation", a) for a in ("no_public_tree", "no_bridge", "no_lift", "no_reflect", "no_private_ucb")]
+    + [("communication", "mislead"), ("communication", "nopeer"), ("mitigation", True)],
+)
+def test_every_study_switch_runs_and_does_what_it_says(tmp_path, switch, value):
+    config = RelicConfig(env="mapp_ar", batches=3, proposals=2, seed=2, workers=1, **{switch: value})
+    relic = Relic(config, tmp_path / "run", llm=RecordingClient(seed=2))
+    relic.learn()
+    events = relic.run.events()
+    used = {e["operator"] for e in events if e["kind"] == "proposal"}
+    assert sum(e["kind"] == "proposal" for e in events) == 3 * 3 * 2  # the budget is spent whatever the switch
+    if value in ("no_bridge", "no_lift", "no_reflect"):
+        assert value[3:] not in used
+    if value == "no_reflect":
+        assert "refine" in used  # batch 1 has nothing else
+    if value == "nopeer":
+        assert used == {"reflect"} and not any(e["kind"] in ("reveal", "distill", "cross_distill") for e in events)
+    if value == "mislead":
+        texts = [e["text"] for e in events if e["kind"] in ("reveal", "distill", "cross_distill")]
+        assert texts and all(t.endswith("commit to the first option found.") for t in texts)
+    if value == "no_public_tree":
+        assert relic.state.public.flat and all(n.parent in (0, None) for n in relic.state.public.nodes)
+    if value is True:  # mitigation: Lift/Bridge prompts carry the role's own evidence
+        client = relic.llm
+        guided = [t for _, tag, t in client.prompts if tag in ("lift", "bridge")]
+        assert guided and all("[Your own evidence]" in t for t in guided)
