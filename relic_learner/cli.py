@@ -21,6 +21,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import relic_envs
+from relic_envs.errors import InvalidConfig, RelicError
 from relic_envs.seeds import seed_source
 from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
@@ -59,7 +60,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
         config = relic.config
     else:
         if not args.env:
-            raise SystemExit("relic learn: --env is required (or --resume with --out RUN)")
+            raise InvalidConfig("--env is required (or --resume with --out RUN)")
         config = RelicConfig(
             env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
             temperature=args.temperature, batches=args.batches, proposals=args.proposals, replay=args.replay,
@@ -68,7 +69,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
         )
         if Path(args.out, "checkpoint.pkl").exists():
             if not args.overwrite:
-                raise SystemExit(f"relic learn: {args.out} already holds a run; use --resume, --overwrite or another --out")
+                raise InvalidConfig(f"{args.out} already holds a run; use --resume, --overwrite or another --out")
             shutil.rmtree(args.out)
         relic = Relic(config, args.out)
     if not args.quiet:
@@ -85,7 +86,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
 def _load_team(run: Path) -> dict[str, str]:
     team_dir = run / "team"
     if not team_dir.is_dir():
-        raise SystemExit(f"{run} has no final team (team/A.py ...): is the run finished?")
+        raise FileNotFoundError(f"{run} has no final team (team/A.py ...): is the run finished?")
     return {r: (team_dir / f"{r}.py").read_text() for r in "ABC"}
 
 
@@ -100,6 +101,8 @@ def _summary(results: Sequence) -> str:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     run = Path(args.run)
+    if not (run / "config.json").exists():
+        raise FileNotFoundError(f"{run} holds no run (no config.json)")
     config = json.loads((run / "config.json").read_text())
     env, interface = config["env"], config["interface"]
     team = _load_team(run)
@@ -116,6 +119,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    if not Path(args.run, "checkpoint.pkl").exists():
+        raise FileNotFoundError(f"{args.run} holds no run (no checkpoint.pkl)")
     run = RunDir(args.run)
     state = run.load_checkpoint()
     print(f"run {args.run}: batch {state.b}, phase {state.phase}, score {state.incumbent_score}")
@@ -139,7 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     learn.add_argument("--env", choices=relic_envs.names())
     learn.add_argument("--interface", default="paper", choices=["paper", "alt"])
     learn.add_argument("--llm", default="offline", help="offline | openai:MODEL (key from OPENAI_API_KEY)")
-    learn.add_argument("--base-url", default=None, help="an OpenAI-compatible endpoint")
+    learn.add_argument(
+        "--base-url", default=None,
+        help="an OpenAI-compatible endpoint (one that ignores keys still needs OPENAI_API_KEY set to any value)",
+    )
     learn.add_argument("--temperature", type=float, default=1.0)
     learn.add_argument("--batches", type=int, default=5)
     learn.add_argument("--proposals", type=int, default=10)
@@ -168,7 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (RelicError, FileNotFoundError) as exc:  # bad configuration or run directory: say it in one line
+        print(f"relic {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
