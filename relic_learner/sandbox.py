@@ -234,6 +234,7 @@ def _frozen(value: Any) -> Any:
 _PASS_THROUGH = frozenset({int, float, bool, str, tuple, type(None), np.float64, np.int64})
 
 
+_NUMPY_ERRORS = np.geterr()  # numpy's defaults (underflow ignored), restored for every instance
 _PLAIN_SCALARS = (int, float, bool, str, type(None))
 MAX_RETURN_ITEMS = 1_000_000
 
@@ -345,7 +346,7 @@ def _play_job(job: Job, conn: Any, progress: Any, guard: _ModuleGuard, trees: di
     stats = _Stats()
     for index, instance in enumerate(job.instances):
         progress[0], progress[1] = index, -1
-        np.seterr(all="warn")  # a program may have changed numpy's error state
+        np.seterr(**_NUMPY_ERRORS)  # a program may have changed numpy's error state
         team: dict[str, Any] = {}
         result = None
         for role in bench.roles:
