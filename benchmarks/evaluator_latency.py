@@ -19,11 +19,18 @@ runs of each and the ratios. Usage::
 from __future__ import annotations
 
 import os
+import sys
 
-# Sandbox workers run BLAS single-threaded; so does this process, or the in-process
-# column would measure BLAS threads fighting over the cores instead of the sandbox.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# Run this process under the environment the sandbox workers get (single-threaded BLAS,
+# fixed glibc malloc thresholds), or the in-process column would measure BLAS threads
+# fighting over the cores and a cold malloc instead of the sandbox. glibc reads its
+# variables at start-up, hence the re-exec.
+_SAME_AS_WORKERS = {
+    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(64 * 2**20),
+}
+if any(os.environ.get(k) != v for k, v in _SAME_AS_WORKERS.items()):
+    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **_SAME_AS_WORKERS})
 
 import argparse  # noqa: E402
 import itertools  # noqa: E402
