@@ -15,7 +15,8 @@ programs run inside it, so there is no round trip per decision. Inside the worke
 * returns are reduced to plain data (arrays, numbers, lists, tuples, dicts) before
   the trusted simulator sees them, so no program-defined object runs code later;
 * programs are loaded afresh for every instance, so no state leaks between
-  instances, and the ``numpy``/``math`` modules are checked for tampering after each.
+  instances; the ``numpy``/``math`` modules are checked for tampering after each job
+  (a backstop: validated programs cannot assign attributes).
 
 The parent enforces a wall limit per evaluation: a worker that does not answer in
 time is killed with its whole process group and replaced. A worker that dies
