@@ -260,7 +260,7 @@ class TeamEvaluator:
             return self._run_in_process(sources, instances), {}
         worker = self._idle.get()
         try:
-            job = Job(self.bench.name, self.interface, dict(sources), tuple(instances), batch.digest, self.limits.call_s)
+            job = Job(self.bench.name, self.interface, dict(sources), tuple(instances), self.limits.call_s)
             return worker.run(job, self.limits.wall_for(len(instances)))
         finally:
             self._idle.put(worker)

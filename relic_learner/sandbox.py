@@ -101,7 +101,6 @@ class Job:
     interface: str
     sources: Mapping[str, str | None]
     instances: tuple[Instance, ...]
-    batch_key: str
     call_s: float
 
 
@@ -639,7 +638,7 @@ def run_in_sandbox(
     limits = limits or Limits.for_family(family)
     worker = SandboxWorker(limits.memory_mb)
     try:
-        job = Job(benchmark, interface, dict(sources), tuple(instances), "", limits.call_s)
+        job = Job(benchmark, interface, dict(sources), tuple(instances), limits.call_s)
         results, _ = worker.run(job, limits.wall_for(len(instances)))
         return results
     finally:
