@@ -139,3 +139,37 @@ class Benchmark(abc.ABC):
             raise InvalidConfig(
                 f"benchmark {self.name!r} has no interface {interface!r}; allowed: {list(self.interfaces)}"
             )
+
+
+class ProblemBenchmark(Benchmark):
+    """A benchmark built from a family's problem object (``DCOPProblem``, ``RoutingProblem``).
+
+    The problem supplies ``name``, ``instance_type``, ``regimes()`` (regime name ->
+    generator parameters) and ``generate(params, rng)``; what every family does with
+    them (regime lookup, the instance-type check) lives here once.
+    """
+
+    def __init__(self, problem: Any):
+        self.problem = problem
+        self.name = problem.name
+
+    def regimes(self) -> list[str]:
+        return list(self.problem.regimes())
+
+    def generate(self, regime: str, rng: np.random.Generator) -> Instance:
+        from relic_envs.errors import InvalidConfig
+
+        table = self.problem.regimes()
+        if regime not in table:
+            raise InvalidConfig(f"{self.name}: unknown regime {regime!r}; allowed: {list(table)}")
+        return self.problem.generate(table[regime], rng)
+
+    def check_instance(self, instance: Instance, interface: str) -> None:
+        """Raise ``InvalidConfig`` unless ``interface`` exists and ``instance`` is this benchmark's kind."""
+        from relic_envs.errors import InvalidConfig
+
+        self.check_interface(interface)
+        if not isinstance(instance, self.problem.instance_type):
+            raise InvalidConfig(
+                f"{self.name} needs a {self.problem.instance_type.__name__}, got {type(instance).__name__}"
+            )

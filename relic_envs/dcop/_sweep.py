@@ -28,11 +28,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.core.benchmark import ROLES, Benchmark, Episode, Invalid
+from relic_envs.core.benchmark import ROLES, Episode, Invalid, ProblemBenchmark
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
 from relic_envs.dcop._explore import exploration
-from relic_envs.errors import InvalidConfig, InvalidReturn
+from relic_envs.errors import InvalidReturn
 
 SWEEPS = 50
 
@@ -223,15 +223,14 @@ def _hold(obs: Mapping[str, Any]) -> np.ndarray:
     return np.asarray(obs["cur"], dtype=np.int64)
 
 
-class DCOPBenchmark(Benchmark):
+class DCOPBenchmark(ProblemBenchmark):
     """A DCOP benchmark of the paper, from its :class:`DCOPProblem`."""
 
     family = "dcop"
     minimize = True
 
     def __init__(self, problem: DCOPProblem):
-        self.problem = problem
-        self.name = problem.name
+        super().__init__(problem)
         self._signatures = {r: self._make_signature(r) for r in ROLES}
 
     def _make_signature(self, role: str) -> Signature:
@@ -258,21 +257,8 @@ class DCOPBenchmark(Benchmark):
         self.check_interface(interface)
         return dict(self._signatures)
 
-    def regimes(self) -> list[str]:
-        return list(self.problem.regimes())
-
-    def generate(self, regime: str, rng: np.random.Generator) -> Instance:
-        table = self.problem.regimes()
-        if regime not in table:
-            raise InvalidConfig(f"{self.name}: unknown regime {regime!r}; allowed: {list(table)}")
-        return self.problem.generate(table[regime], rng)
-
     def new_episode(self, instance: Instance, interface: str = "paper") -> SweepEpisode:
-        self.check_interface(interface)
-        if not isinstance(instance, self.problem.instance_type):
-            raise InvalidConfig(
-                f"{self.name} needs a {self.problem.instance_type.__name__}, got {type(instance).__name__}"
-            )
+        self.check_instance(instance, interface)
         return SweepEpisode(self, instance)
 
     def owned(self, instance: Instance, role: str) -> np.ndarray:

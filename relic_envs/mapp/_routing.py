@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.core.benchmark import ROLES, Benchmark, Episode, Invalid
+from relic_envs.core.benchmark import ROLES, Episode, Invalid, ProblemBenchmark
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.core.signature import Param, Signature
-from relic_envs.errors import InvalidConfig, InvalidInstance
+from relic_envs.errors import InvalidInstance
 from relic_envs.mapp import _fields as F
 from relic_envs.mapp._geometry import distances
 
@@ -216,7 +216,7 @@ def as_node(value: Any) -> int | None:
     return None
 
 
-class RoutingBenchmark(Benchmark):
+class RoutingBenchmark(ProblemBenchmark):
     """A routing benchmark of the paper, from its :class:`RoutingProblem`."""
 
     family = "mapp"
@@ -225,8 +225,7 @@ class RoutingBenchmark(Benchmark):
     void_on_exception = False  # B.1: exceptions and malformed outputs are mapped to the depot
 
     def __init__(self, problem: RoutingProblem):
-        self.problem = problem
-        self.name = problem.name
+        super().__init__(problem)
         self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
 
     def _signature(self, interface: str, role: str) -> Signature:
@@ -251,21 +250,8 @@ class RoutingBenchmark(Benchmark):
         self.check_interface(interface)
         return dict(self._signatures[interface])
 
-    def regimes(self) -> list[str]:
-        return list(self.problem.regimes())
-
-    def generate(self, regime: str, rng: np.random.Generator) -> RoutingInstance:
-        table = self.problem.regimes()
-        if regime not in table:
-            raise InvalidConfig(f"{self.name}: unknown regime {regime!r}; allowed: {list(table)}")
-        return self.problem.generate(table[regime], rng)
-
     def new_episode(self, instance: Instance, interface: str = "paper") -> RoutingEpisode:
-        self.check_interface(interface)
-        if not isinstance(instance, self.problem.instance_type):
-            raise InvalidConfig(
-                f"{self.name} needs a {self.problem.instance_type.__name__}, got {type(instance).__name__}"
-            )
+        self.check_instance(instance, interface)
         return RoutingEpisode(self, instance, interface)
 
     def observation_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Dict:
