@@ -51,9 +51,6 @@ class Batch:
             h.update(_instance_digest(instance).encode())
         return h.hexdigest()
 
-    def subset(self, indices: Sequence[int]) -> Batch:
-        return Batch(tuple(self.instances[i] for i in indices), tuple(self.provenance[i] for i in indices), self.label)
-
 
 def _instance_digest(instance: Instance) -> str:
     cached = getattr(instance, "_relic_digest", None)

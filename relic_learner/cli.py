@@ -75,11 +75,10 @@ def _cmd_learn(args: argparse.Namespace) -> int:
     if not args.quiet:
         relic.on_step = _progress(config)
         print(f"RELIC on {config.env} ({config.interface}) with {relic.llm.describe()}", file=sys.stderr)
-    team = relic.learn()
+    relic.learn()
     ledger = relic.llm.ledger.snapshot()
     print(f"final mixed-batch score {relic.state.incumbent_score:.6g}; team in {Path(args.out) / 'team'}")
     print(f"LLM calls: {json.dumps(ledger.get('calls', {}))}")
-    del team
     return 0
 
 

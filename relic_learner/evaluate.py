@@ -37,12 +37,6 @@ from relic_learner.sandbox import Job, Limits, SandboxWorker
 
 Team = Mapping[str, "str | Program | None"]
 
-REASONS = (
-    "syntax", "signature", "forbidden", "exception", "timeout", "memory", "mutation",
-    "type", "dtype", "shape", "domain", "non-finite",
-)
-
-
 @dataclasses.dataclass(frozen=True)
 class Status:
     """``ok``, or the first failure: its reason, the role at fault and a detail line."""
@@ -76,10 +70,6 @@ class TeamEvaluation:
     @property
     def ok(self) -> bool:
         return self.status.ok
-
-    @property
-    def scores(self) -> list[float | None]:
-        return [r.score for r in self.results]
 
     @property
     def mean_score(self) -> float | None:

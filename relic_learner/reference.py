@@ -82,6 +82,7 @@ def summarize(evaluator: TeamEvaluator, role: str, batch: Batch, gaps: Sequence[
         "redundant": "the team's result barely changes: teammates already cover these cases",
         "harmful": "the team does worse with your skill than with the reference",
     }
+    current = max(p[0] for p in batch.provenance)
     for kind in ("dominant", "redundant", "harmful"):
         idx = [k for k, c in enumerate(classes) if c == kind]
         if not idx:
@@ -90,8 +91,7 @@ def summarize(evaluator: TeamEvaluator, role: str, batch: Batch, gaps: Sequence[
         effect = float(np.mean([abs(gaps[k]) for k in idx]))
         where = Counter(batch.provenance[k][0] for k in idx)
         origin = ", ".join(
-            f"{count} from {'the current batch' if b == max(p[0] for p in batch.provenance) else f'batch {b}'}"
-            for b, count in sorted(where.items())
+            f"{count} from {'the current batch' if b == current else f'batch {b}'}" for b, count in sorted(where.items())
         )
         size = "" if kind == "redundant" else f"; mean {'gain' if kind == 'dominant' else 'loss'} {effect:.3g} objective units"
         lines.append(f"- {kind}: {len(idx)} of {n} ({origin}){size}: {meaning[kind]}.")

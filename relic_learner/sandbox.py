@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -277,15 +277,13 @@ def _classify(exc: BaseException) -> tuple[str, str]:
 
 
 class _Stats:
+    """Program calls per role in one job (reported with the results)."""
+
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
-        self.seconds: dict[str, float] = {}
-        self.max_s: dict[str, float] = {}
 
-    def add(self, role: str, seconds: float) -> None:
+    def add(self, role: str) -> None:
         self.calls[role] = self.calls.get(role, 0) + 1
-        self.seconds[role] = self.seconds.get(role, 0.0) + seconds
-        self.max_s[role] = max(self.max_s.get(role, 0.0), seconds)
 
 
 def _guarded_call(function: Any, args: tuple, kwargs: dict, call_s: float) -> Any:
@@ -317,9 +315,8 @@ class _GuardedPolicy:
     def __call__(self, obs: Mapping[str, Any]) -> Any:
         self.progress[1] = self._role_index
         kwargs = {k: _frozen(v) for k, v in self.signature.to_kwargs(obs).items()}
-        start = time.perf_counter()
         value = _guarded_call(self.function, (), kwargs, self.call_s)
-        self.stats.add(self.role, time.perf_counter() - start)
+        self.stats.add(self.role)
         return _plain(value)
 
 
@@ -367,7 +364,7 @@ def _play_job(job: Job, conn: Any, progress: Any, guard: _ModuleGuard, trees: di
     # Validated programs cannot assign attributes, so this is a backstop: checked once
     # per job; the parent voids the whole job and replaces the worker if it trips.
     tampered = guard.tampered()
-    conn.send(("done", {"calls": stats.calls, "seconds": stats.seconds, "max_s": stats.max_s}, tampered))
+    conn.send(("done", {"calls": stats.calls}, tampered))
     return tampered
 
 
@@ -547,8 +544,7 @@ class SandboxWorker:
     def run(self, job: Job, wall_s: float) -> tuple[list[RolloutResult], dict]:
         """Play ``job``; one result per instance, whatever the programs do.
 
-        Returns the results and the worker's call statistics (calls, seconds and the
-        longest call per role; empty after a kill).
+        Returns the results and the worker's program calls per role (empty after a kill).
         """
         deadline = time.monotonic() + wall_s
         results: list[RolloutResult | None] = [None] * len(job.instances)
@@ -619,27 +615,3 @@ class SandboxWorker:
     def _replace(self) -> None:
         self.kill()
         self.restarts += 1
-
-
-def run_in_sandbox(
-    benchmark: str,
-    sources: Mapping[str, str | None],
-    instances: Sequence[Instance],
-    *,
-    interface: str = "paper",
-    limits: Limits | None = None,
-) -> list[RolloutResult]:
-    """Play a team of program sources on ``instances`` in a fresh, single-use sandbox.
-
-    A convenience for one-off checks; :class:`relic_learner.evaluate.TeamEvaluator`
-    keeps a pool of workers and caches results.
-    """
-    family = get_benchmark(benchmark).family
-    limits = limits or Limits.for_family(family)
-    worker = SandboxWorker(limits.memory_mb)
-    try:
-        job = Job(benchmark, interface, dict(sources), tuple(instances), limits.call_s)
-        results, _ = worker.run(job, limits.wall_for(len(instances)))
-        return results
-    finally:
-        worker.close()
