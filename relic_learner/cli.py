@@ -131,7 +131,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     print(f"public tree: {len(public.live())} live principles ({len(public.nodes) - 1} created)")
     for node in sorted(public.live(), key=lambda n: (-n.E, n.id))[:10]:
         print(f"  #{node.id} [{node.type}] by {node.contributor}, N={node.N}, E={node.E:.3g}: {node.text[:100]}")
-    print(operator_table(state.proposals))
+    print(operator_table(run.proposals()))
     print(f"LLM calls: {json.dumps(state.ledger.get('calls', {}))}")
     return 0
 

@@ -136,7 +136,6 @@ class State:
     role_index: int = 0
     h: int = 0
     curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    proposals: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
     events: int = 0
 
@@ -351,13 +350,11 @@ class Relic:
             s.incumbent[role], s.incumbent_score = child.id, result.mean_score
         record.update(status="ok", child=child.id, gain=gain, score=result.mean_score, incumbent=improved,
                       relative_gain=gain / max(abs(result.mean_score - gain), 1e-12))
-        s.proposals.append(record)
         self.run.event("proposal", **record)
 
     def _fail(self, tree: PrivateTree, node: Any, op: str, record: dict[str, Any], reason: str, detail: str) -> None:
         tree.record_failure(node, op)
         record.update(status="invalid", reason=reason, detail=detail[:500])
-        self.state.proposals.append(record)
         self.run.event("proposal", **record)
 
     def _credit_text(self, role: str, source: str, batch: Batch) -> str:
@@ -453,7 +450,7 @@ class Relic:
             (team_dir / f"{role}.py").write_text(source)
         self.run.write_json("public_tree.json", s.public.to_dict())
         self.run.write_json("trees.json", {r: t.to_dict() for r, t in s.trees.items()})
-        (self.run.path / "operators.md").write_text(operator_table(s.proposals))
+        (self.run.path / "operators.md").write_text(operator_table(self.run.proposals()))
         self.run.write_json("curve.json", s.curve)
         self.run.event("run_end", score=s.incumbent_score, incumbent=dict(s.incumbent), ledger=self.llm.ledger.snapshot())
         plot_curve(s.curve, self.run.path / "curve.png", self.config.env)

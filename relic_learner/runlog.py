@@ -69,6 +69,10 @@ class RunDir:
         with open(self.events_path) as f:
             return [json.loads(line) for line in f if line.strip()]
 
+    def proposals(self) -> list[dict[str, Any]]:
+        """The proposal events: the operator statistics are derived from them."""
+        return [e for e in self.events() if e["kind"] == "proposal"]
+
     def write_json(self, name: str, data: Any) -> None:
         atomic_write(self.path / name, json.dumps(data, indent=2, default=_jsonable).encode())
 
