@@ -21,6 +21,7 @@ import numpy as np
 _M1 = np.uint32(0x7FEB352D)
 _M2 = np.uint32(0x846CA68B)
 _GOLDEN = np.uint32(0x9E3779B9)
+_STREAM = np.uint32(0x632BE5AB)
 
 
 def mix32(x: np.ndarray) -> np.ndarray:
@@ -34,13 +35,16 @@ def mix32(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def exploration(seed: int, t: int, n_vars: int, width: int) -> np.ndarray:
+def exploration(seed: int, t: int, n_vars: int, width: int, stream: int = 0) -> np.ndarray:
     """The uniforms of sweep ``t``: a float64 array of shape ``(n_vars, width)`` in [0, 1).
 
     Each value is a multiple of 2**-24, exactly representable in float32 and float64.
+    ``stream`` selects an independent sequence for solvers that need more draws than the
+    role's ``u`` (LSGA-DSA's population); stream 0 is the ``u`` the roles observe.
     """
     with np.errstate(over="ignore"):
         key = mix32(np.array([seed], dtype=np.uint32) ^ mix32(np.array([t], dtype=np.uint32) * _GOLDEN))
+        key ^= mix32(np.array([stream], dtype=np.uint32) * _STREAM)  # mix32(0) == 0: stream 0 is unchanged
         counter = np.arange(n_vars * width, dtype=np.uint32).reshape(n_vars, width)
         bits = mix32(counter ^ key) ^ key
         bits = mix32(bits)

@@ -36,7 +36,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
 
-_M1, _M2, _GOLDEN = 0x7FEB352D, 0x846CA68B, 0x9E3779B9
+_M1, _M2, _GOLDEN, _STREAM = 0x7FEB352D, 0x846CA68B, 0x9E3779B9, 0x632BE5AB
 
 
 def mix32(x):
@@ -49,9 +49,10 @@ def mix32(x):
     return x ^ (x >> 16)
 
 
-def exploration(seed, t, n_vars: int, width: int):
+def exploration(seed, t, n_vars: int, width: int, stream=0):
     """``u`` of sweep ``t``, bit for bit equal to ``_explore.exploration``."""
     key = mix32(jnp.asarray(seed, jnp.uint32) ^ mix32(jnp.asarray(t, jnp.uint32) * jnp.uint32(_GOLDEN)))
+    key = key ^ mix32(jnp.asarray(stream, jnp.uint32) * jnp.uint32(_STREAM))
     counter = jnp.arange(n_vars * width, dtype=jnp.uint32).reshape(n_vars, width)
     bits = mix32(mix32(counter ^ key) ^ key)
     return (bits >> 8).astype(jnp.result_type(float)) * (1.0 / (1 << 24))
