@@ -19,9 +19,18 @@ mutation") and the structure of the authors' group's public prototype code:
   and copies its own and its peers' values from a roulette-chosen parent into the
   individual; then each value mutates to a uniform value with probability
   ``mutation = 0.001``. The best individual is kept unchanged (elitism).
-- The solver's own random draws come from ``numpy.random.default_rng(instance.seed)``,
-  so a run is deterministic given the instance; DSA coins use the instance's ``u`` for
-  individual 0 and the solver's generator for the others.
+- Randomness is counter-based, like the roles' ``u``: every draw is a pure function
+  of ``(instance seed, sweep, individual, purpose)`` through
+  ``relic_envs.dcop._explore.exploration`` with its own ``stream`` (:func:`stream`).
+  Individual 0's DSA coins are exactly the instance's ``u`` (stream 0), so until the
+  first GA step it walks the same path as plain DSA-B. A run is deterministic given the
+  instance, and the JAX twin (``baselines.dcop.lsga_jax``) reproduces it bit for bit.
+- Roulette selection draws one uniform ``r`` per crossover centre and picks the first
+  individual whose cumulative fitness exceeds it; fitness is clipped at 0 (a negative
+  cost could otherwise make it negative) and falls back to uniform when all are 0.
+- Crossover centres are applied in increasing variable order, each copying its block
+  from the pre-crossover population, so a variable ends with the value of the
+  highest-numbered centre whose block contains it (computed in one vectorised pass).
 """
 
 from __future__ import annotations
@@ -62,6 +71,44 @@ class LSGA:
                 raise InvalidConfig(f"LSGA {name} must lie in [0, 1], got {getattr(self, name)}")
 
 
+# Purposes of the counter-based draws (``stream = STREAMS_PER_INDIVIDUAL * k + purpose``).
+COIN, INIT, CENTRE, PARENT, MUTATE, MUTATION_VALUE = range(6)
+STREAMS_PER_INDIVIDUAL = 8
+
+
+def stream(individual: int, purpose: int) -> int:
+    """The exploration stream of one individual's draws for one purpose (0: the roles' ``u``)."""
+    return STREAMS_PER_INDIVIDUAL * individual + purpose
+
+
+def uniform_values(u: np.ndarray, domain: int) -> np.ndarray:
+    """Uniform integers in ``[0, domain)`` from uniforms (exact: ``u`` is a multiple of 2**-24)."""
+    return np.minimum(np.floor(u * domain), domain - 1).astype(np.int64)
+
+
+def roulette_cdf(costs: np.ndarray) -> np.ndarray:
+    """Cumulative selection probabilities ``f_i = (S - c_i) / ((K - 1) S)``, normalised."""
+    k, total = costs.size, costs.sum()
+    fitness = np.maximum((total - costs) / ((k - 1) * total), 0.0) if total > 0 else np.zeros(k)
+    if not fitness.sum() > 0:
+        fitness = np.ones(k)
+    cdf = np.cumsum(fitness)
+    return cdf / cdf[-1]
+
+
+def crossover_cover(centre: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """For each variable, the highest-numbered crossover centre whose block holds it (-1: none).
+
+    A centre's block is itself and its peers; ``(src, dst)`` lists each peer pair in both
+    directions.
+    """
+    n = centre.size
+    cover = np.where(centre, np.arange(n), -1)
+    active = centre[src]
+    np.maximum.at(cover, dst[active], src[active])
+    return cover
+
+
 class LSGARun:
     """One LSGA-DSA run on one instance, advanced one sweep at a time."""
 
@@ -69,30 +116,29 @@ class LSGARun:
         self.problem = bench.problem
         self.instance = instance
         self.settings = settings
-        self.rng = np.random.default_rng(int(instance.seed))
-        n, d = self.problem.n_vars(instance), self.problem.domain
-        pop = self.rng.integers(0, d, size=(settings.population, n))
+        self.seed = int(instance.seed)
+        d = self.problem.domain
+        pop = np.stack([uniform_values(self._draw(0, k, INIT), d) for k in range(settings.population)])
         pop[0] = np.asarray(instance.x0)
-        self.population = pop.astype(np.int64)
+        self.population = pop
         self.costs = np.array([self.problem.cost(instance, x) for x in self.population])
         self.best = self.population[int(np.argmin(self.costs))].copy()
         self.best_cost = float(self.costs.min())
-        peers = self.problem.peers(instance)
-        self.neighbourhood = [[i] for i in range(n)]
-        for a, b in peers:
-            self.neighbourhood[a].append(int(b))
-            self.neighbourhood[b].append(int(a))
+        peers = np.asarray(self.problem.peers(instance), np.int64).reshape(-1, 2)
+        self.peer_src = np.concatenate([peers[:, 0], peers[:, 1]])
+        self.peer_dst = np.concatenate([peers[:, 1], peers[:, 0]])
         self.t = 0
+
+    def _draw(self, t: int, individual: int, purpose: int, width: int = 1) -> np.ndarray:
+        u = exploration(self.seed, t, self.problem.n_vars(self.instance), width, stream(individual, purpose))
+        return u if width > 1 else u[:, 0]
 
     def sweep(self) -> None:
         """One DSA-B sweep of every individual, the anytime update, and maybe a GA step."""
-        n, d = self.population.shape[1], self.problem.domain
+        d = self.problem.domain
         for k, x in enumerate(self.population):
             delta = self.problem.landscape(self.instance, x)
-            if k == 0:
-                u = exploration(int(self.instance.seed), self.t, n, d + 1)
-            else:
-                u = self.rng.random((n, d + 1))
+            u = self._draw(self.t, k, COIN, d + 1)
             self.population[k] = dsa_decide(x, delta, u, p=self.settings.p, variant="B").astype(np.int64)
         self.t += 1
         self._evaluate()
@@ -107,25 +153,20 @@ class LSGARun:
             self.best_cost, self.best = float(self.costs[k]), self.population[k].copy()
 
     def _genetic_step(self) -> None:
-        s = self.settings
-        total = self.costs.sum()
-        if total > 0:
-            fitness = (total - self.costs) / ((s.population - 1) * total)
-        else:
-            fitness = np.full(s.population, 1.0 / s.population)
-        fitness = fitness / fitness.sum()
+        s, d, t = self.settings, self.problem.domain, self.t
+        cdf = roulette_cdf(self.costs)
         elite = int(np.argmin(self.costs))
         parents = self.population.copy()
-        n, d = self.population.shape[1], self.problem.domain
         for k in range(s.population):
             if k == elite:
                 continue
-            for centre in np.flatnonzero(self.rng.random(n) < s.crossover):
-                parent = int(self.rng.choice(s.population, p=fitness))
-                block = self.neighbourhood[centre]
-                self.population[k, block] = parents[parent, block]
-            mutate = self.rng.random(n) < s.mutation
-            self.population[k, mutate] = self.rng.integers(0, d, size=int(mutate.sum()))
+            centre = self._draw(t, k, CENTRE) < s.crossover
+            pick = np.minimum(np.searchsorted(cdf, self._draw(t, k, PARENT), side="right"), s.population - 1)
+            cover = crossover_cover(centre, self.peer_src, self.peer_dst)
+            take = cover >= 0
+            self.population[k, take] = parents[pick[cover[take]], np.flatnonzero(take)]
+            mutate = self._draw(t, k, MUTATE) < s.mutation
+            self.population[k, mutate] = uniform_values(self._draw(t, k, MUTATION_VALUE), d)[mutate]
 
 
 class LSGATeam(dict):
