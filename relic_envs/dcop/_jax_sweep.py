@@ -49,17 +49,11 @@ def mix32(x):
     return x ^ (x >> 16)
 
 
-def exploration(seed, t, n_vars: int, width: int, stream=0, var_ids=None):
-    """``u`` of sweep ``t``, bit for bit equal to ``_explore.exploration``.
-
-    ``var_ids`` (optional, shape ``(n_vars,)``) gives the rows' original variable
-    indices: the relabelled evaluator hashes the rows it needs instead of gathering them.
-    """
+def exploration(seed, t, n_vars: int, width: int, stream=0):
+    """``u`` of sweep ``t``, bit for bit equal to ``_explore.exploration``."""
     key = mix32(jnp.asarray(seed, jnp.uint32) ^ mix32(jnp.asarray(t, jnp.uint32) * jnp.uint32(_GOLDEN)))
     key = key ^ mix32(jnp.asarray(stream, jnp.uint32) * jnp.uint32(_STREAM))
-    if var_ids is None:
-        var_ids = jnp.arange(n_vars, dtype=jnp.uint32)
-    counter = jnp.asarray(var_ids, jnp.uint32)[:, None] * jnp.uint32(width) + jnp.arange(width, dtype=jnp.uint32)
+    counter = jnp.arange(n_vars * width, dtype=jnp.uint32).reshape(n_vars, width)
     bits = mix32(mix32(counter ^ key) ^ key)
     return (bits >> 8).astype(jnp.result_type(float)) * (1.0 / (1 << 24))
 
@@ -93,7 +87,7 @@ class JaxProblem(abc.ABC):
 
     @abc.abstractmethod
     def features(self, data: Mapping[str, Any], state: JState, landscape, role: str, idx) -> dict[str, Any]:
-        """The role's features for its owned variables ``idx`` (an index array or a slice)."""
+        """The role's features for its owned variables ``idx``."""
 
     def batch_landscape(self, data: Mapping[str, Any], x):
         """``(B, N, domain)`` landscapes of a whole batch (``data`` and ``x`` batched).
@@ -102,15 +96,6 @@ class JaxProblem(abc.ABC):
         over the flattened batch beats the vmapped one (XLA's CPU scatter does).
         """
         return jax.vmap(self.landscape)(data, x)
-
-    def relabel(self, data: Mapping[str, Any], perm, inv) -> dict[str, Any] | None:
-        """The benchmark's arrays of one instance with variable ``perm[k]`` renamed ``k``.
-
-        ``inv`` is the inverse permutation. Return ``None`` (the default) where the
-        arrays cannot be renumbered without changing a result (e.g. a float sum over
-        variables whose order would change); the evaluator then gathers owned rows.
-        """
-        return None
 
 
 class Batch(NamedTuple):
@@ -164,23 +149,13 @@ def init(data: Mapping[str, Any]) -> JState:
     return JState(x0, x0, zero, jnp.int32(0), jnp.bool_(True))
 
 
-def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: str, landscape=None,
-            layout: Mapping[str, slice] | None = None) -> dict[str, Any]:
-    """The role's observation (same keys and content as the PettingZoo env's).
-
-    With a ``layout`` (relabelled data, see :func:`relabel`) the role's variables are a
-    static slice, so its rows are read without a gather and ``u`` is hashed for them only.
-    """
+def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: str, landscape=None) -> dict[str, Any]:
+    """The role's observation (same keys and content as the PettingZoo env's)."""
     if landscape is None:
         landscape = problem.landscape(data, state.x)
-    width = problem.domain + 1
-    if layout is None:
-        idx = data[f"owned_{role}"]
-        u = exploration(data["seed"], state.t, state.x.shape[0], width)[idx]
-    else:
-        idx = layout[role]
-        u = exploration(data["seed"], state.t, idx.stop - idx.start, width, var_ids=data["var_id"][idx])
-    obs = {"cur": state.x[idx], "delta": landscape[idx], "u": u, "t": state.t}
+    idx = data[f"owned_{role}"]
+    u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1)
+    obs = {"cur": state.x[idx], "delta": landscape[idx], "u": u[idx], "t": state.t}
     obs.update(problem.features(data, state, landscape, role, idx))
     return obs
 
@@ -196,25 +171,16 @@ def check_actions(role: str, value, m: int, domain: int):
     return jnp.clip(value, 0, domain - 1).astype(jnp.int32), in_domain
 
 
-def step(problem: JaxProblem, data: Mapping[str, Any], state: JState, actions: Mapping[str, Any], landscape=None,
-         layout: Mapping[str, slice] | None = None) -> JState:
-    """Apply one sweep of actions (values for each role's owned variables).
-
-    With a ``layout`` the roles own consecutive rows in role order, so the new
-    assignment is the concatenation of their values instead of three scatters.
-    """
+def step(problem: JaxProblem, data: Mapping[str, Any], state: JState, actions: Mapping[str, Any], landscape=None) -> JState:
+    """Apply one sweep of actions (values for each role's owned variables)."""
     if landscape is None:
         landscape = problem.landscape(data, state.x)
-    x_new, valid, parts = state.x, state.valid, []
+    x_new, valid = state.x, state.valid
     for role in ROLES:
         idx = data[f"owned_{role}"]
         value, ok = check_actions(role, actions[role], idx.shape[0], problem.domain)
+        x_new = x_new.at[idx].set(value)
         valid = valid & ok
-        if layout is None:
-            x_new = x_new.at[idx].set(value)
-        parts.append(value)
-    if layout is not None:
-        x_new = jnp.concatenate(parts)
     local_now = jnp.take_along_axis(landscape, state.x[:, None], axis=1)[:, 0]
     return JState(x_new, state.x, local_now, state.t + 1, valid)
 
@@ -235,58 +201,23 @@ def rollout_one(problem: JaxProblem, policies: Mapping[str, Callable], data: Map
     return objective(problem, data, final), final.valid, final.x
 
 
-def role_layout(data: Mapping[str, Any]) -> dict[str, slice] | None:
-    """Each role's rows after :func:`relabel` (batched or not), or ``None`` if the roles
-    do not own every variable exactly once."""
-    sizes = [data[f"owned_{r}"].shape[-1] for r in ROLES]
-    if sum(sizes) != data["x0"].shape[-1]:
-        return None
-    starts = np.cumsum([0, *sizes])
-    return {r: slice(int(starts[k]), int(starts[k + 1])) for k, r in enumerate(ROLES)}
-
-
-def relabel(problem: JaxProblem, data: Mapping[str, Any]):
-    """One instance renumbered so role A owns the first rows, then B, then C.
-
-    Returns ``(relabelled data, inv)`` with ``x_original = x_relabelled[inv]``, or
-    ``None`` where the benchmark keeps its numbering (:meth:`JaxProblem.relabel`).
-    ``var_id`` keeps each row's original index, which ``u`` is hashed from.
-    """
-    perm = jnp.concatenate([data[f"owned_{r}"] for r in ROLES])
-    inv = jnp.zeros_like(perm).at[perm].set(jnp.arange(perm.shape[0], dtype=perm.dtype))
-    arrays = problem.relabel(data, perm, inv)
-    if arrays is None:
-        return None
-    out = dict(data, **arrays, x0=data["x0"][perm], var_id=perm)
-    for r, idx in role_layout(data).items():
-        out[f"owned_{r}"] = jnp.arange(idx.start, idx.stop, dtype=perm.dtype)
-    if "peer_src" in data:
-        out["peer_src"], out["peer_dst"] = inv[data["peer_src"]], inv[data["peer_dst"]]
-    return out, inv
-
-
 def rollout_batch(problem: JaxProblem, policies: Mapping[str, Callable], data: Mapping[str, Any], sweeps: int = SWEEPS):
-    """All sweeps of a batch; returns ``(costs, valid, final x)`` in the original numbering.
+    """All sweeps of a batch; returns ``(costs, valid, final x)``.
 
-    Same results as ``vmap(rollout_one)``, faster: the landscape of the whole batch is
-    one call (:meth:`JaxProblem.batch_landscape`), and where the benchmark allows it
-    the variables are renumbered by role so observations and write-back need no gathers.
+    Same results as ``vmap(rollout_one)``, but each sweep computes the landscape of the
+    whole batch in one call (:meth:`JaxProblem.batch_landscape`) before vmapping the
+    roles' observations, decisions and write-back over the instances.
     """
-    layout = role_layout(data)
-    relabelled = jax.vmap(lambda d: relabel(problem, d))(data) if layout is not None else None
-    layout = None if relabelled is None else layout
-    work = data if relabelled is None else relabelled[0]
 
     def one(d, state, landscape):
-        actions = {r: policies[r](observe(problem, d, state, r, landscape, layout)) for r in ROLES}
-        return step(problem, d, state, actions, landscape, layout)
+        actions = {r: policies[r](observe(problem, d, state, r, landscape)) for r in ROLES}
+        return step(problem, d, state, actions, landscape)
 
     def body(state, _):
-        return jax.vmap(one)(work, state, problem.batch_landscape(work, state.x)), None
+        return jax.vmap(one)(data, state, problem.batch_landscape(data, state.x)), None
 
-    final, _ = jax.lax.scan(body, jax.vmap(init)(work), None, length=sweeps)
-    x = final.x if relabelled is None else jnp.take_along_axis(final.x, relabelled[1], axis=1)
-    return jax.vmap(problem.cost)(data, x), final.valid, x
+    final, _ = jax.lax.scan(body, jax.vmap(init)(data), None, length=sweeps)
+    return jax.vmap(problem.cost)(data, final.x), final.valid, final.x
 
 
 def make_evaluator(problem: JaxProblem, policies: Mapping[str, Callable], *, sweeps: int = SWEEPS, x64: bool = True):
@@ -308,8 +239,8 @@ def make_evaluator(problem: JaxProblem, policies: Mapping[str, Callable], *, swe
 
 def graph_features(data: Mapping[str, Any], state: JState, landscape, violation, role: str, idx, domain: int) -> dict[str, Any]:
     """JAX twin of ``_features.graph_features`` (DGC and DiMES), same definitions."""
+    rows = jnp.arange(idx.shape[0])
     x = state.x
-    rows = jnp.arange(x[idx].shape[0])
     if role == "A":
         v = violation[idx]
         now = v[rows, x[idx]]

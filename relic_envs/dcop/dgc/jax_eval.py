@@ -54,10 +54,6 @@ class DGCJax(js.JaxProblem):
         bins = jnp.zeros(b * n * D, w.dtype).at[(src * D + x.reshape(-1)[dst]).reshape(-1)].add(w.reshape(-1))
         return bins.reshape(b, n, D).astype(jnp.result_type(float))
 
-    def relabel(self, data, perm, inv):
-        # Edges keep their order, so every landscape bin adds the same weights in the same order.
-        return {"src": inv[data["src"]], "dst": inv[data["dst"]]}
-
     def features(self, data, state, landscape, role, idx):
         return js.graph_features(data, state, landscape, landscape, role, idx, D)
 
