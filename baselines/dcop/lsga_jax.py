@@ -113,16 +113,32 @@ def _solver(problem: js.JaxProblem, settings: LSGA, sweeps: int):
             pop = jax.vmap(dsa)(individuals, pop)
             costs = costs_of(data, pop)
             best, best_cost = anytime(best, best_cost, pop, costs)
-            after = t + 1
-            crossed = genetic_step(data, pop, costs, after)
-            do_ga = (after % settings.generation == 0) & (after < sweeps)
-            pop = jnp.where(do_ga, crossed, pop)
-            crossed_best, crossed_cost = anytime(best, best_cost, pop, costs_of(data, pop))
-            best = jnp.where(do_ga, crossed_best, best)
-            best_cost = jnp.where(do_ga, crossed_cost, best_cost)
-            return (pop, best, best_cost), None
+            return (pop, best, best_cost), costs
 
-        (_, best, _), _ = jax.lax.scan(sweep, (pop, best, best_cost), jnp.arange(sweeps, dtype=jnp.int32))
+        def sweeps_from(carry, start, length: int):
+            """``length`` sweeps from sweep ``start``; also the population's last costs."""
+            carry, costs = jax.lax.scan(sweep, carry, start + jnp.arange(length, dtype=jnp.int32))
+            return carry, costs[-1]
+
+        def generation(carry, g):
+            # A generation's sweeps, then the GA step, except after the run's last sweep.
+            end = (g + 1) * settings.generation
+            (pop, best, best_cost), costs = sweeps_from(carry, g * settings.generation, settings.generation)
+            crossed = genetic_step(data, pop, costs, end)
+            crossed_best, crossed_cost = anytime(best, best_cost, crossed, costs_of(data, crossed))
+            last = end >= sweeps
+            return (
+                jnp.where(last, pop, crossed),
+                jnp.where(last, best, crossed_best),
+                jnp.where(last, best_cost, crossed_cost),
+            ), None
+
+        full, rest = divmod(sweeps, settings.generation)
+        carry = (pop, best, best_cost)
+        carry, _ = jax.lax.scan(generation, carry, jnp.arange(full, dtype=jnp.int32))
+        if rest:
+            carry, _ = sweeps_from(carry, full * settings.generation, rest)
+        _, best, _ = carry
         return problem.cost(data, best), best
 
     return solve

@@ -42,7 +42,7 @@ def test_lsga_matches_numpy_on_test_split(name):
     st.sampled_from(DCOPS),
     st.integers(0, 2**32 - 1),
     st.integers(2, 6),
-    st.integers(1, 7),
+    st.sampled_from([1, 3, 5, 7, 60]),  # 60: no GA step within the 50 sweeps
     st.sampled_from([0.0, 0.3, 1.0]),
     st.sampled_from([0.0, 0.05, 0.5]),
 )
