@@ -81,18 +81,21 @@ def stream(individual: int, purpose: int) -> int:
     return STREAMS_PER_INDIVIDUAL * individual + purpose
 
 
-def uniform_values(u: np.ndarray, domain: int) -> np.ndarray:
-    """Uniform integers in ``[0, domain)`` from uniforms (exact: ``u`` is a multiple of 2**-24)."""
-    return np.minimum(np.floor(u * domain), domain - 1).astype(np.int64)
+def uniform_values(u, domain: int, xp=np):
+    """Uniform integers in ``[0, domain)`` from uniforms (exact: ``u`` is a multiple of 2**-24).
+
+    ``xp`` is the array namespace (``jax.numpy`` for the JAX twin), as in ``dsa_decide``.
+    """
+    return xp.minimum(xp.floor(u * domain), domain - 1).astype(xp.int32)
 
 
-def roulette_cdf(costs: np.ndarray) -> np.ndarray:
+def roulette_cdf(costs, xp=np):
     """Cumulative selection probabilities ``f_i = (S - c_i) / ((K - 1) S)``, normalised."""
-    k, total = costs.size, costs.sum()
-    fitness = np.maximum((total - costs) / ((k - 1) * total), 0.0) if total > 0 else np.zeros(k)
-    if not fitness.sum() > 0:
-        fitness = np.ones(k)
-    cdf = np.cumsum(fitness)
+    k, total = costs.shape[0], costs.sum()
+    positive = total > 0
+    fitness = xp.where(positive, xp.maximum((total - costs) / ((k - 1) * xp.where(positive, total, 1.0)), 0.0), 0.0)
+    fitness = xp.where(fitness.sum() > 0, fitness, 1.0)
+    cdf = xp.cumsum(fitness)
     return cdf / cdf[-1]
 
 
@@ -118,7 +121,7 @@ class LSGARun:
         self.settings = settings
         self.seed = int(instance.seed)
         d = self.problem.domain
-        pop = np.stack([uniform_values(self._draw(0, k, INIT), d) for k in range(settings.population)])
+        pop = np.stack([uniform_values(self._draw(0, k, INIT), d) for k in range(settings.population)]).astype(np.int64)
         pop[0] = np.asarray(instance.x0)
         self.population = pop
         self.costs = np.array([self.problem.cost(instance, x) for x in self.population])

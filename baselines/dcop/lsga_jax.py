@@ -23,7 +23,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from baselines.dcop.dsa import dsa_decide
-from baselines.dcop.lsga import CENTRE, COIN, INIT, LSGA, MUTATE, MUTATION_VALUE, PARENT, stream
+from baselines.dcop.lsga import (
+    CENTRE,
+    COIN,
+    INIT,
+    LSGA,
+    MUTATE,
+    MUTATION_VALUE,
+    PARENT,
+    roulette_cdf,
+    stream,
+    uniform_values,
+)
 from relic_envs.core.instance import Instance
 from relic_envs.core.registry import get_benchmark
 from relic_envs.dcop import _jax_sweep as js
@@ -44,18 +55,6 @@ def stack_lsga(name: str, instances: Sequence[Instance]) -> js.Batch:
 def _draw(seed, t, individual, purpose, n: int, width: int = 1):
     u = js.exploration(seed, t, n, width, stream(individual, purpose))
     return u if width > 1 else u[:, 0]
-
-
-def _uniform_values(u, domain: int):
-    return jnp.minimum(jnp.floor(u * domain), domain - 1).astype(jnp.int32)
-
-
-def _roulette_cdf(costs):
-    k, total = costs.shape[0], costs.sum()
-    fitness = jnp.where(total > 0, jnp.maximum((total - costs) / ((k - 1) * total), 0.0), 0.0)
-    fitness = jnp.where(fitness.sum() > 0, fitness, 1.0)
-    cdf = jnp.cumsum(fitness)
-    return cdf / cdf[-1]
 
 
 def _crossover_cover(centre, src, dst, mask):
@@ -80,7 +79,7 @@ def _solver(problem: js.JaxProblem, settings: LSGA, sweeps: int):
 
     def genetic_step(data, pop, costs, t):
         n = pop.shape[1]
-        cdf, elite = _roulette_cdf(costs), jnp.argmin(costs)
+        cdf, elite = roulette_cdf(costs, jnp), jnp.argmin(costs)
         mask = data["peer_mask"] > 0
 
         def child(k, x):
@@ -90,7 +89,7 @@ def _solver(problem: js.JaxProblem, settings: LSGA, sweeps: int):
             copied = pop[pick[jnp.maximum(cover, 0)], jnp.arange(n)]
             x = jnp.where(cover >= 0, copied, x)
             mutate = _draw(data["seed"], t, k, MUTATE, n) < settings.mutation
-            x = jnp.where(mutate, _uniform_values(_draw(data["seed"], t, k, MUTATION_VALUE, n), d), x)
+            x = jnp.where(mutate, uniform_values(_draw(data["seed"], t, k, MUTATION_VALUE, n), d, jnp), x)
             return jnp.where(k == elite, pop[k], x)
 
         return jax.vmap(child)(individuals, pop)
@@ -98,7 +97,7 @@ def _solver(problem: js.JaxProblem, settings: LSGA, sweeps: int):
     def solve(data):
         x0 = jnp.asarray(data["x0"], jnp.int32)
         n = x0.shape[0]
-        drawn = jax.vmap(lambda k: _uniform_values(_draw(data["seed"], 0, k, INIT, n), d))(individuals)
+        drawn = jax.vmap(lambda k: uniform_values(_draw(data["seed"], 0, k, INIT, n), d, jnp))(individuals)
         pop = drawn.at[0].set(x0)
         costs = costs_of(data, pop)
         best, best_cost = pop[jnp.argmin(costs)], costs.min()

@@ -6,7 +6,8 @@ inside one compiled program (``jit`` + ``vmap`` + ``lax.scan``):
 - :func:`stack` turns same-size instances into a :class:`Batch` (static arrays).
 - ``init(data) -> JState``, ``observe(problem, data, state, role) -> obs``,
   ``step(data, state, actions) -> JState``, ``objective(problem, data, state)`` work on
-  ONE instance; :func:`make_evaluator` vmaps and scans them.
+  ONE instance; :func:`rollout_batch` vmaps them over a batch inside one scan, and
+  :func:`make_evaluator` compiles it.
 
 A benchmark supplies a :class:`JaxProblem`: its static arrays, cost, landscape and role
 features in ``jax.numpy``. Observations carry the same content as the PettingZoo env's
@@ -189,24 +190,12 @@ def objective(problem: JaxProblem, data: Mapping[str, Any], state: JState):
     return problem.cost(data, state.x)
 
 
-def rollout_one(problem: JaxProblem, policies: Mapping[str, Callable], data: Mapping[str, Any], sweeps: int = SWEEPS):
-    """All sweeps of one instance; returns ``(cost, valid, final x)``."""
-
-    def body(state, _):
-        landscape = problem.landscape(data, state.x)
-        actions = {r: policies[r](observe(problem, data, state, r, landscape)) for r in ROLES}
-        return step(problem, data, state, actions, landscape), None
-
-    final, _ = jax.lax.scan(body, init(data), None, length=sweeps)
-    return objective(problem, data, final), final.valid, final.x
-
-
 def rollout_batch(problem: JaxProblem, policies: Mapping[str, Callable], data: Mapping[str, Any], sweeps: int = SWEEPS):
     """All sweeps of a batch; returns ``(costs, valid, final x)``.
 
-    Same results as ``vmap(rollout_one)``, but each sweep computes the landscape of the
-    whole batch in one call (:meth:`JaxProblem.batch_landscape`) before vmapping the
-    roles' observations, decisions and write-back over the instances.
+    Each sweep computes the landscapes of the whole batch in one call
+    (:meth:`JaxProblem.batch_landscape`), then vmaps the per-instance ``observe``, the
+    policies and ``step`` over the instances.
     """
 
     def one(d, state, landscape):
@@ -217,7 +206,7 @@ def rollout_batch(problem: JaxProblem, policies: Mapping[str, Callable], data: M
         return jax.vmap(one)(data, state, problem.batch_landscape(data, state.x)), None
 
     final, _ = jax.lax.scan(body, jax.vmap(init)(data), None, length=sweeps)
-    return jax.vmap(problem.cost)(data, final.x), final.valid, final.x
+    return jax.vmap(lambda d, state: objective(problem, d, state))(data, final), final.valid, final.x
 
 
 def make_evaluator(problem: JaxProblem, policies: Mapping[str, Callable], *, sweeps: int = SWEEPS, x64: bool = True):

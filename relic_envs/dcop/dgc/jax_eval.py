@@ -33,11 +33,7 @@ class DGCJax(js.JaxProblem):
         return jnp.sum(data["w"] * (x[data["src"]] == x[data["dst"]])).astype(jnp.result_type(float))
 
     def landscape(self, data, x):
-        n = x.shape[0]
-        src = jnp.concatenate([data["src"], data["dst"]])
-        dst = jnp.concatenate([data["dst"], data["src"]])
-        w = jnp.concatenate([data["w"], data["w"]]).astype(jnp.result_type(float))
-        return jnp.zeros(n * D, w.dtype).at[src * D + x[dst]].add(w).reshape(n, D)
+        return self.batch_landscape({k: v[None] for k, v in data.items()}, x[None])[0]
 
     def batch_landscape(self, data, x):
         """One scatter over the flattened batch: ~1.7x faster on CPU than the vmapped one.
