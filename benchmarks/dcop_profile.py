@@ -1,7 +1,8 @@
 """Where the DGC JAX evaluator spends its time at batch 1024 (float32 and float64).
 
 Times one 50-sweep ``lax.scan`` of different bodies: the full evaluator with DSA-B, the
-full evaluator with a policy that keeps ``cur``, the landscape alone, ``u`` alone.
+full evaluator with a policy that keeps ``cur``, the landscape alone (DGC's one scatter
+over the flattened batch, and the per-instance scatter vmapped), ``u`` alone.
 Prints a table; asserts nothing. Figures: ``benchmarks/RESULTS.md``.
 
     python benchmarks/dcop_profile.py
@@ -65,6 +66,9 @@ def main() -> None:
     def landscape_only(data, state):
         return state._replace(x=jnp.argmin(problem.batch_landscape(data, state.x), axis=2).astype(jnp.int32))
 
+    def landscape_vmapped(data, state):  # the per-instance scatter, vmapped (JaxProblem's default)
+        return state._replace(x=jnp.argmin(jax.vmap(problem.landscape)(data, state.x), axis=2).astype(jnp.int32))
+
     def u_only(data, state):
         u = jax.vmap(lambda seed: js.exploration(seed, state.t[0], state.x.shape[1], problem.domain + 1))(data["seed"])
         return state._replace(x=(u[..., 0] * problem.domain).astype(jnp.int32), t=state.t + 1)
@@ -77,6 +81,7 @@ def main() -> None:
                 "full evaluator, DSA-B": full(dsa_jax_team()),
                 "full evaluator, keep cur": full(hold),
                 "landscape + argmin": scanned(landscape_only),
+                "  same, vmapped scatter": scanned(landscape_vmapped),
                 "u only": scanned(u_only),
             }, data)
         precision = "float64" if x64 else "float32"
