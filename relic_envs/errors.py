@@ -59,7 +59,39 @@ class InvalidReturn(RelicError, ValueError):
 
     def __init__(self, reason: str, message: str):
         self.reason = reason
+        self.message = message
         super().__init__(f"{reason}: {message}")
+
+
+class InvalidAction(RelicError, ValueError):
+    """An action passed to an environment's ``step`` that the benchmark cannot apply.
+
+    Raised by the PettingZoo envs in their default ``on_invalid="raise"`` mode, before
+    any state changes, so the episode can go on with a corrected action.
+
+    Attributes
+    ----------
+    agent:
+        The role whose action was refused (``None`` when the whole ``actions``
+        argument was malformed).
+    reason:
+        One short category (``"type"``, ``"shape"``, ``"domain"``, ``"range"``,
+        ``"revisit"``, ``"budget"``, ...), the same words ``infos`` and rollouts use.
+    value:
+        The refused value.
+    """
+
+    def __init__(self, agent: str | None, reason: str, message: str, value: object = None):
+        self.agent = agent
+        self.reason = reason
+        self.value = value
+        who = f"agent {agent!r}: " if agent is not None else ""
+        super().__init__(f"{who}invalid action ({reason}): {message}; got {_short(value)}")
+
+
+def _short(value: object, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class MissingExtra(RelicError, ImportError):

@@ -32,6 +32,20 @@ class Invalid:
     detail: str = ""
 
 
+class _Wait:
+    """The type of :data:`WAIT`."""
+
+    def __repr__(self) -> str:
+        return "WAIT"
+
+
+#: An action meaning "this role does nothing this step": a DCOP role holds its values,
+#: a routing agent stays where it is and spends nothing. The env substitutes it for a
+#: refused action in ``on_invalid="penalize"`` mode; it is not part of the paper's
+#: return contracts, so programs cannot return it.
+WAIT = _Wait()
+
+
 class Episode(abc.ABC):
     """One instance being played by a team, one decision step at a time."""
 
@@ -41,7 +55,22 @@ class Episode(abc.ABC):
 
     @abc.abstractmethod
     def step(self, actions: Mapping[str, Any]) -> Invalid | None:
-        """Apply one step of checked actions; return the rejection if one was invalid."""
+        """Apply one step of checked actions; return the rejection if one was invalid.
+
+        An action may be :data:`WAIT` (the role does nothing this step).
+        """
+
+    @abc.abstractmethod
+    def check(self, role: str, action: Any) -> Invalid | None:
+        """Why ``role``'s ``action`` breaks the return contract now, or ``None``.
+
+        Pure: the state does not change. ``step`` applies the benchmark's semantics
+        (void, depot fallback) to exactly the actions this refuses.
+        """
+
+    def acting(self, role: str) -> bool:
+        """Whether ``role``'s action matters this step (a routing agent back home does not act)."""
+        return True
 
     @property
     @abc.abstractmethod
@@ -127,6 +156,26 @@ class Benchmark(abc.ABC):
     def reference_text(self, role: str) -> str:
         """One phrase naming the reference behaviour, for the Reflect summary."""
         return "the fixed reference behaviour"
+
+    def score_bounds(self, instance: Instance) -> tuple[float, float]:
+        """``(lo, hi)``: every valid episode of ``instance`` ends with a score in this range.
+
+        The envs charge an invalid action ``hi - lo + 1`` (see ``RelicParallelEnv``), so
+        an episode with one never returns as much as any valid episode.
+        """
+        raise NotImplementedError(f"{self.name}: no score bounds defined")
+
+    def state_space(self, instance: Instance) -> gymnasium.spaces.Box:
+        """The space of :meth:`Episode.state_vector` for instances of this one's size."""
+        raise NotImplementedError(f"{self.name}: no state space defined")
+
+    def check_instance(self, instance: Instance, interface: str = "paper") -> None:
+        """Raise ``InvalidConfig`` unless ``interface`` exists and ``instance`` is this benchmark's kind."""
+        from relic_envs.errors import InvalidConfig
+
+        self.check_interface(interface)
+        if not isinstance(instance, Instance):
+            raise InvalidConfig(f"{self.name} needs an Instance, got {type(instance).__name__}")
 
     def score(self, raw: float) -> float:
         """Higher-is-better score of a raw objective: costs negated, rewards as is."""

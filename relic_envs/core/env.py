@@ -4,13 +4,34 @@
 simulators do); the AEC form is derived with PettingZoo's ``parallel_to_aec``.
 
 Reward is cooperative and shared: every agent gets the per-step change of the team
-``score`` (costs negated), so an episode's return equals the final score, and the
+``score`` (costs negated), so a valid episode's return equals the final score, and the
 last step's ``infos`` carry the raw objective.
+
+Invalid actions (``on_invalid``)
+--------------------------------
+An action the benchmark cannot apply (wrong type, shape or dtype, a value outside the
+domain, a masked-out node) is handled in one of three ways:
+
+``"raise"`` (default)
+    ``step`` raises :class:`~relic_envs.errors.InvalidAction` naming the agent, the
+    reason and the value, before anything changes: the episode can go on.
+``"penalize"``
+    The refused action becomes :data:`~relic_envs.core.benchmark.WAIT` (a DCOP role
+    holds its values, a routing agent stays put) and the episode goes on.
+``"program"``
+    The paper's program semantics: a DCOP rollout is void (the episode ends there), a
+    routing agent is sent home (the depot fallback).
+
+In both non-raising modes every refused action costs the team ``penalty = hi - lo + 1``
+where ``[lo, hi]`` bounds the score of every valid episode of the instance
+(``Benchmark.score_bounds``), so an episode with an invalid action always returns less
+than every valid episode. Every refusal is listed in that step's ``infos`` under
+``"invalid_actions"`` (role, reason, detail), with the penalty charged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,9 +39,12 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from relic_envs.core.benchmark import Benchmark, Episode
+from relic_envs.core.benchmark import WAIT, Benchmark, Episode, Invalid
 from relic_envs.core.instance import Instance
-from relic_envs.errors import InvalidConfig
+from relic_envs.errors import InvalidAction, InvalidConfig
+
+ON_INVALID = ("raise", "penalize", "program")
+RENDER_MODES = ("human", "rgb_array")
 
 
 class RelicParallelEnv(ParallelEnv):
@@ -40,9 +64,14 @@ class RelicParallelEnv(ParallelEnv):
         ``"paper"`` (the paper's A/B/C signatures) or ``"alt"`` where offered.
     max_cycles:
         Truncate after this many steps (default: the benchmark's natural length).
+    render_mode:
+        ``None``, ``"rgb_array"`` (``render()`` returns an ``(H, W, 3)`` uint8 frame) or
+        ``"human"`` (a matplotlib window). Needs matplotlib.
+    on_invalid:
+        ``"raise"`` (default), ``"penalize"`` or ``"program"``: see the module docs.
     """
 
-    metadata = {"render_modes": [], "is_parallelizable": True}
+    metadata = {"render_modes": list(RENDER_MODES), "is_parallelizable": True, "render_fps": 4}
 
     def __init__(
         self,
@@ -53,23 +82,30 @@ class RelicParallelEnv(ParallelEnv):
         interface: str = "paper",
         max_cycles: int | None = None,
         render_mode: str | None = None,
+        on_invalid: str = "raise",
     ):
         benchmark.check_interface(interface)
-        if render_mode is not None:
-            raise InvalidConfig(f"render_mode must be None (no rendering yet), got {render_mode!r}")
-        if instances is not None and len(instances) == 0:
-            raise InvalidConfig("instances must be a non-empty sequence or None")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise InvalidConfig(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+        if on_invalid not in ON_INVALID:
+            raise InvalidConfig(f"on_invalid must be one of {list(ON_INVALID)}, got {on_invalid!r}")
+        if instances is not None:
+            if isinstance(instances, Instance) or not isinstance(instances, Sequence) or len(instances) == 0:
+                raise InvalidConfig(f"instances must be a non-empty sequence of instances or None, got {_kind(instances)}")
+            for k, instance in enumerate(instances):
+                _check_instance(benchmark, instance, interface, f"instances[{k}]")
         regimes = list(benchmark.regimes())
         self.regime = regime if regime is not None else regimes[-1]
         if self.regime not in regimes:
             raise InvalidConfig(f"regime {self.regime!r} is not one of {regimes}")
-        if max_cycles is not None and (not isinstance(max_cycles, int) or max_cycles < 1):
+        if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1):
             raise InvalidConfig(f"max_cycles must be a positive int or None, got {max_cycles!r}")
         self.benchmark = benchmark
         self.interface = interface
         self.instances = list(instances) if instances is not None else None
         self.max_cycles = max_cycles
         self.render_mode = render_mode
+        self.on_invalid = on_invalid
         self.metadata = {**self.metadata, "name": f"relic/{benchmark.name}-v0"}
         self.possible_agents = list(benchmark.roles)
         self.agents: list[str] = []
@@ -81,16 +117,24 @@ class RelicParallelEnv(ParallelEnv):
             r: benchmark.observation_space(r, self._reference, interface) for r in self.possible_agents
         }
         self._action_spaces = {r: benchmark.action_space(r, self._reference, interface) for r in self.possible_agents}
+        self.state_space = benchmark.state_space(self._reference)
         self.episode: Episode | None = None
         self.instance: Instance | None = None
+        self._penalty = 0.0
 
     def observation_space(self, agent: str):
-        return self._observation_spaces[agent]
+        return self._observation_spaces[self._known(agent)]
 
     def action_space(self, agent: str):
-        return self._action_spaces[agent]
+        return self._action_spaces[self._known(agent)]
 
-    def _pick_instance(self, seed: int | None, options: dict | None) -> Instance:
+    def _known(self, agent: str) -> str:
+        if agent not in self._action_spaces:
+            raise InvalidConfig(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        return agent
+
+    # -- reset ---------------------------------------------------------------------------
+    def _pick_instance(self, seed: int | None, options: Mapping | None) -> Instance:
         if options and "instance" in options:
             return options["instance"]
         if self.instances is not None:
@@ -103,11 +147,21 @@ class RelicParallelEnv(ParallelEnv):
         return self.benchmark.generate(self.regime, rng)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0):
+            raise InvalidConfig(f"seed must be a non-negative int or None, got {seed!r}")
+        if options is not None:
+            if not isinstance(options, Mapping):
+                raise InvalidConfig(f"options must be a dict or None, got {_kind(options)}")
+            # Other keys are ignored, as Gymnasium envs do (PettingZoo's api test passes one).
         if seed is not None:
-            self._np_random, _ = seeding.np_random(seed)
-            for r in self.possible_agents:
-                self._action_spaces[r].seed(seed)
+            self._np_random, _ = seeding.np_random(int(seed))
+            # Distinct, reproducible streams per agent: one seed for all would make
+            # every role sample the same actions.
+            agent_seeds = np.random.SeedSequence(int(seed)).generate_state(len(self.possible_agents))
+            for r, s in zip(self.possible_agents, agent_seeds):
+                self._action_spaces[r].seed(int(s))
         instance = self._pick_instance(seed, options)
+        _check_instance(self.benchmark, instance, self.interface, "options['instance']")
         for r in self.possible_agents:
             if self.benchmark.observation_space(r, instance, self.interface) != self._observation_spaces[r]:
                 raise InvalidConfig(
@@ -116,59 +170,104 @@ class RelicParallelEnv(ParallelEnv):
                 )
         self.instance = instance
         self.episode = self.benchmark.new_episode(instance, self.interface)
+        lo, hi = self.benchmark.score_bounds(instance)
+        self._penalty = float(hi - lo + 1.0)
         self.agents = list(self.possible_agents)
         self._last_score = 0.0
         observations = {r: self.episode.observe(r) for r in self.agents}
         return observations, {r: {} for r in self.agents}
 
+    # -- step ----------------------------------------------------------------------------
+    def _checked_actions(self, actions: Any) -> tuple[dict[str, Any], list[Invalid]]:
+        """The actions to apply and the refused ones, after the boundary checks."""
+        if not isinstance(actions, Mapping):
+            raise InvalidAction(None, "type", "step() takes a dict {agent: action}", actions)
+        extra = [a for a in actions if a not in self.agents]
+        if extra:
+            raise InvalidAction(None, "agent", f"actions for agents that are not live ({extra}); live: {self.agents}", actions)
+        missing = [r for r in self.agents if r not in actions]
+        if missing:
+            raise InvalidAction(None, "agent", f"step() needs an action for every live agent; missing {missing}", actions)
+        applied, refused = {}, []
+        for role in self.agents:
+            action = actions[role]
+            if isinstance(action, list | tuple):  # Gymnasium accepts sequences for array spaces
+                action = np.asarray(action)
+            invalid = self.episode.check(role, action) if self.episode.acting(role) else None
+            if invalid is not None:
+                if self.on_invalid == "raise":
+                    raise InvalidAction(role, invalid.reason, invalid.detail, actions[role])
+                refused.append(invalid)
+                if self.on_invalid == "penalize":
+                    action = WAIT
+            applied[role] = action
+        return applied, refused
+
     def step(self, actions: dict[str, Any]):
         if self.episode is None or not self.agents:
             raise RuntimeError("step() called before reset() or after the episode ended")
-        missing = [r for r in self.agents if r not in actions]
-        if missing:
-            raise InvalidConfig(f"step() needs an action for every live agent; missing {missing}")
-        invalid = self.episode.step(actions)
+        applied, refused = self._checked_actions(actions)
         agents = list(self.agents)
-        if invalid is not None:
-            # Strict rejection: the rollout is void, so the episode ends with no reward.
-            info = {"invalid": {"role": invalid.role, "reason": invalid.reason, "detail": invalid.detail}}
-            self.agents = []
-            return (
-                {r: self.episode.observe(r) for r in agents},
-                {r: 0.0 for r in agents},
-                {r: True for r in agents},
-                {r: False for r in agents},
-                {r: dict(info) for r in agents},
-            )
-        raw = self.episode.objective()
-        score = self.benchmark.score(raw)
-        reward = float(score - self._last_score)
+        void = self.episode.step(applied)  # "program" mode: a DCOP rollout may end void here
+        score = self.benchmark.score(self.episode.objective())
+        penalty = self._penalty * len(refused)
+        reward = float(score - self._last_score - penalty)  # penalties are never paid back
         self._last_score = score
-        terminated = bool(self.episode.done)
+        terminated = bool(self.episode.done or void is not None)
         truncated = bool(not terminated and self.max_cycles is not None and self.episode.step_count >= self.max_cycles)
-        infos: dict[str, dict] = {r: {} for r in agents}
+        info: dict[str, Any] = {}
+        if refused:
+            info["invalid_actions"] = [
+                {"role": i.role, "reason": i.reason, "detail": i.detail} for i in refused
+            ]
+            info["penalty"] = penalty
+        if void is not None:
+            info["void"] = {"role": void.role, "reason": void.reason}
+        elif terminated or truncated:
+            raw = self.episode.objective()
+            info.update(objective=float(raw), score=float(self.benchmark.score(raw)))
         if terminated or truncated:
-            infos = {r: {"objective": float(raw), "score": float(score)} for r in agents}
             self.agents = []
         return (
             {r: self.episode.observe(r) for r in agents},
             {r: reward for r in agents},
             {r: terminated for r in agents},
             {r: truncated for r in agents},
-            infos,
+            {r: dict(info) for r in agents},
         )
 
     def state(self) -> np.ndarray:
-        """A flat view of the global state (the benchmark's ``state_vector``)."""
+        """A flat view of the global state (the benchmark's ``state_vector``, in ``state_space``)."""
         if self.episode is None:
             raise RuntimeError("state() called before reset()")
         return self.episode.state_vector()
 
-    def render(self) -> None:
+    def render(self) -> np.ndarray | None:
+        if self.render_mode is None:
+            return None
+        if self.episode is None:
+            raise RuntimeError("render() called before reset()")
+        from relic_envs.core.render import render_frame, show_frame
+
+        frame = render_frame(self.episode)
+        if self.render_mode == "rgb_array":
+            return frame
+        show_frame(frame)
         return None
 
     def close(self) -> None:
         return None
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _check_instance(benchmark: Benchmark, instance: Any, interface: str, where: str) -> None:
+    try:
+        benchmark.check_instance(instance, interface)
+    except InvalidConfig as exc:
+        raise InvalidConfig(f"{where}: {exc}") from None
 
 
 def to_aec(parallel: RelicParallelEnv):

@@ -107,6 +107,7 @@ def make(
     regime: str | None = None,
     max_cycles: int | None = None,
     render_mode: str | None = None,
+    on_invalid: str = "raise",
 ) -> Any:
     """Make a benchmark's PettingZoo environment.
 
@@ -117,7 +118,7 @@ def make(
     api:
         ``"parallel"`` for a ``ParallelEnv`` (all roles act at once), ``"aec"`` for the
         AEC form (PettingZoo's ``parallel_to_aec`` of the same env).
-    interface, instances, regime, max_cycles, render_mode:
+    interface, instances, regime, max_cycles, render_mode, on_invalid:
         See :class:`~relic_envs.core.env.RelicParallelEnv`.
 
     >>> env = make("dgc")
@@ -135,6 +136,7 @@ def make(
         interface=interface,
         max_cycles=max_cycles,
         render_mode=render_mode,
+        on_invalid=on_invalid,
     )
     return env if api == "parallel" else to_aec(env)
 

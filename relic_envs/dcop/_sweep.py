@@ -28,7 +28,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.core.benchmark import ROLES, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
 from relic_envs.dcop._explore import exploration
@@ -140,6 +140,10 @@ class DCOPProblem(abc.ABC):
         when this is positive at its current value.
         """
         return self.landscape(instance, x)
+
+    @abc.abstractmethod
+    def worst_cost(self, instance: Instance) -> float:
+        """An upper bound of ``cost(instance, x)`` over every assignment ``x`` (costs are >= 0)."""
 
     @abc.abstractmethod
     def peers(self, instance: Instance) -> np.ndarray:
@@ -288,6 +292,14 @@ class DCOPBenchmark(ProblemBenchmark):
         m = self.owned(instance, role).size
         return spaces.MultiDiscrete(np.full(m, self.problem.domain, dtype=np.int64))
 
+    def state_space(self, instance: Instance) -> spaces.Box:
+        """The global assignment ``x``: one value per variable."""
+        return spaces.Box(0, self.problem.domain - 1, (self.problem.n_vars(instance),), np.int64)
+
+    def score_bounds(self, instance: Instance) -> tuple[float, float]:
+        """Costs lie in ``[0, worst_cost]``, so scores lie in ``[-worst_cost, 0]``."""
+        return -float(self.problem.worst_cost(instance)), 0.0
+
     def reference_policy(self, role: str, interface: str = "paper"):
         """Hold: the role's variables keep their current values (a mandatory stage's
         fixed fallback: every variable needs a value, so the role cannot be absent)."""
@@ -345,11 +357,20 @@ class SweepEpisode(Episode):
     def observe(self, role: str) -> dict[str, Any]:
         return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self._observation(role).items()}
 
+    def check(self, role: str, action: Any) -> Invalid | None:
+        try:
+            self.bench._signatures[role].check_return(action, self._observation(role))
+        except InvalidReturn as exc:
+            return Invalid(role, exc.reason, exc.message)
+        return None
+
     def step(self, actions: Mapping[str, Any]) -> Invalid | None:
         if self.done:
             raise RuntimeError("the episode has ended")
         x_new = self.ctx.x.copy()
         for role in ROLES:
+            if actions[role] is WAIT:  # the role holds its values
+                continue
             signature = self.bench._signatures[role]
             try:
                 value = signature.check_return(actions[role], self._observation(role))

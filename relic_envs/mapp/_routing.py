@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.core.benchmark import ROLES, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.core.signature import Param, Signature
 from relic_envs.errors import InvalidInstance
@@ -200,6 +200,10 @@ class RoutingProblem:
     def node_view(self, instance: RoutingInstance, dyn: Mapping[str, np.ndarray], t: int) -> dict[str, np.ndarray]:
         return self.simulator.node_view(instance, dyn, t)
 
+    def objective_bound(self, instance: RoutingInstance, dyn: Mapping[str, np.ndarray]) -> float:
+        """An upper bound of the objective over every team (the rewards are >= 0)."""
+        return self.simulator.objective_bound(instance, dyn)
+
 
 def as_node(value: Any) -> int | None:
     """The node id a return value names, or ``None`` when it is not an integer.
@@ -269,6 +273,25 @@ class RoutingBenchmark(ProblemBenchmark):
 
     def max_steps(self, instance: Instance) -> int:
         return instance.n_nodes
+
+    def score_bounds(self, instance: Instance) -> tuple[float, float]:
+        episode = RoutingEpisode(self, instance, "paper")
+        return 0.0, float(self.problem.objective_bound(instance, episode.dyn))
+
+    def state_space(self, instance: Instance) -> spaces.Box:
+        """Bounds of :meth:`RoutingEpisode.state_vector`: positions, budgets (down to a
+        rounding slack below 0), home and visited flags, then the per-node attributes
+        (all >= 0; unbounded above where the benchmark's values are)."""
+        episode = RoutingEpisode(self, instance, "paper")
+        n, k = instance.n_nodes, len(ROLES)
+        slack = 1e-9 * max(1.0, float(instance.budget))
+        low = [np.zeros(k), np.full(k, -slack), np.zeros(k), np.zeros(k * n)]
+        high = [np.full(k, n - 1.0), np.full(k, float(instance.budget)), np.ones(k), np.ones(k * n)]
+        for name, value in sorted(self.problem.node_view(instance, episode.dyn, 0).items()):
+            size = np.size(value)
+            low.append(np.zeros(size))
+            high.append(np.ones(size) if np.asarray(value).dtype == bool else np.full(size, np.inf))
+        return spaces.Box(np.concatenate(low), np.concatenate(high), dtype=np.float64)
 
     def reference_policy(self, role: str, interface: str = "paper"):
         """Absent: the agent goes home at once (agents are substitutable resources, C.2)."""
@@ -365,11 +388,23 @@ class RoutingEpisode(Episode):
             return 0, "budget"
         return j, None
 
+    def acting(self, role: str) -> bool:
+        return not self.home[ROLES.index(role)]
+
+    def check(self, role: str, action: Any) -> Invalid | None:
+        k = ROLES.index(role)
+        if self.home[k]:
+            return None  # a closed route ignores its agent's answers
+        _, reason = self.admit(k, action)
+        if reason is None or reason == "depot":
+            return None
+        return Invalid(role, reason, _ADMIT_DOC[reason])
+
     def step(self, actions: Mapping[str, Any]) -> Invalid | None:
         if self.done:
             raise RuntimeError("the episode has ended")
         for k, role in enumerate(ROLES):  # deterministic rollout order A, B, C
-            if self.home[k]:
+            if self.home[k] or actions.get(role) is WAIT:
                 continue
             node, reason = self.admit(k, actions.get(role))
             cur = self.pos[k]
@@ -406,6 +441,16 @@ class RoutingEpisode(Episode):
         parts = [self.pos.astype(np.float64), self.budget, self.home.astype(np.float64), self.visited.ravel().astype(np.float64)]
         parts += [np.ravel(np.asarray(attrs[k], dtype=np.float64)) for k in sorted(attrs)]
         return np.concatenate(parts)
+
+
+_ADMIT_DOC = {
+    "exception": "the policy raised",
+    "type": "a node id must be an integer",
+    "range": "the node id is outside 0..N-1",
+    "stay": "the agent is already at that node",
+    "revisit": "the agent has visited that node already",
+    "budget": "the move leaves too little budget to return to the depot",
+}
 
 
 def _copy(obs: Any) -> Any:

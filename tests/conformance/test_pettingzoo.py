@@ -7,7 +7,9 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+import types
+
+from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, seed_test, state_test
 
 import relic_envs
 
@@ -23,7 +25,13 @@ EXPECTED_WARNINGS = (
     "Action space for each agent probably should be",  # MultiDiscrete value vectors (DCOP)
     "The action space is not a Discrete space",  # different action spaces are fine
     "We recommend agents to be named in the format",  # the paper's role names A, B, C
+    # MAPP's state holds prizes / request values, which no instance-independent bound caps.
+    "Environment's maximum state space value is infinity",
 )
+# The kit checks that sample actions without the action mask run in "penalize" mode: in
+# the default "raise" mode a masked-out MAPP node raises InvalidAction (DCOP samples are
+# always valid). The checks that use the mask run in the default mode.
+UNMASKED = {"on_invalid": "penalize"}
 
 
 def _run_checked(check, *args, **kwargs):
@@ -59,8 +67,34 @@ def test_seed(name, interface):
 @pytest.mark.parametrize(("name", "interface"), CASES)
 def test_parallel_seed(name, interface):
     _run_checked(
-        parallel_seed_test, lambda: pettingzoo.make("parallel", f"relic/{name}-v0", interface=interface), num_cycles=20
+        parallel_seed_test,
+        lambda: pettingzoo.make("parallel", f"relic/{name}-v0", interface=interface, **UNMASKED),
+        num_cycles=20,
     )
+
+
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_state(name, interface):
+    make = lambda api: pettingzoo.make(api, f"relic/{name}-v0", interface=interface, **UNMASKED)  # noqa: E731
+    _run_checked(state_test, make("aec"), make("parallel"), num_cycles=12)
+
+
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_max_cycles(name, interface):
+    """PettingZoo's max_cycles_test, 100 runs. Each run's env is seeded (run k: seed k) so
+    a failure replays: in MAPP an unmasked sample is the depot with chance 1/N per step,
+    and three agents all going home within 4 steps would end the episode early."""
+    for run in range(100):
+
+        def factory(api, max_cycles, run=run):
+            env = relic_envs.make(name, api=api, interface=interface, max_cycles=max_cycles, **UNMASKED)
+            env.reset(seed=run)  # seeds the instance stream and the action spaces the kit samples from
+            return env
+
+        module = types.SimpleNamespace(
+            parallel_env=lambda **kw: factory("parallel", **kw), env=lambda **kw: factory("aec", **kw)
+        )
+        _run_checked(max_cycles_test, module)
 
 
 def _random_action(space, rng):
@@ -69,13 +103,14 @@ def _random_action(space, rng):
     return int(space.start + rng.integers(0, space.n))  # Discrete (MAPP node ids), masks ignored on purpose
 
 
+@pytest.mark.parametrize("on_invalid", ["penalize", "program"])
 @pytest.mark.parametrize(("name", "interface"), CASES)
-def test_multistep_determinism(name, interface):
+def test_multistep_determinism(name, interface, on_invalid):
     """Two envs, same seed, same sampled actions: identical trajectories for a whole episode.
 
     (PettingZoo 1.27's parallel_seed_test stops after one step.)
     """
-    envs = [relic_envs.make(name, interface=interface) for _ in range(2)]
+    envs = [relic_envs.make(name, interface=interface, on_invalid=on_invalid) for _ in range(2)]
     traces = []
     for env in envs:
         obs, _ = env.reset(seed=7)

@@ -86,15 +86,19 @@ def test_plain_callable_that_raises_is_contained(instances):
     assert [r.invalid.reason for r in results] == ["exception", "exception"]
 
 
-def test_env_step_with_invalid_action_ends_episode_with_reason():
-    env = relic_envs.make("dgc")
+def test_env_step_with_invalid_action_voids_the_episode_in_program_mode():
+    env = relic_envs.make("dgc", on_invalid="program")
     obs, _ = env.reset(seed=0)
     actions = {a: obs[a]["cur"] for a in env.agents}
     actions["A"] = np.full_like(actions["A"], 5)
     obs, rew, term, trunc, info = env.step(actions)
     assert all(term.values()) and env.agents == []
-    assert info["A"]["invalid"]["role"] == "A" and info["A"]["invalid"]["reason"] == "domain"
-    assert rew == {"A": 0.0, "B": 0.0, "C": 0.0}
+    assert info["A"]["void"] == {"role": "A", "reason": "domain"}
+    assert info["A"]["invalid_actions"][0]["reason"] == "domain"
+    lo, hi = env.benchmark.score_bounds(env.instance)
+    initial = env.benchmark.score(env.unwrapped.episode.objective())  # the void step changes nothing
+    assert rew["A"] == rew["B"] == rew["C"] == pytest.approx(initial - (hi - lo + 1))
+    assert rew["A"] < lo  # the one-step return is below every valid episode's return
 
 
 def test_program_mutating_its_inputs_cannot_corrupt_the_simulator(instances):

@@ -36,6 +36,9 @@ class DGCProblem(DCOPProblem):
     def landscape(self, instance, x):
         return simulator.landscape(instance, x)
 
+    def worst_cost(self, instance):
+        return float(np.abs(instance.weights).sum())  # every edge monochromatic
+
     def peers(self, instance):
         return simulator.peers(instance)
 

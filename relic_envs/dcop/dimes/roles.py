@@ -40,6 +40,13 @@ class DiMESProblem(DCOPProblem):
     def violation(self, instance, x):
         return simulator.violation(instance, x)
 
+    def worst_cost(self, instance):
+        # Every attendance off its meeting's slot, every travel term at its full time,
+        # every preference at its largest magnitude.
+        off = simulator.OFF_SLOT_COST * instance.meeting.size
+        travel = simulator.TRAVEL_COST * float(np.abs(simulator.travel_time(instance)[::2]).sum())
+        return off + travel + float(np.abs(instance.pref).max(axis=1).sum())
+
     def peers(self, instance):
         return simulator.peers(instance)
 

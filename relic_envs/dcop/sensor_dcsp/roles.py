@@ -60,6 +60,13 @@ class SensorProblem(DCOPProblem):
     def landscape(self, instance, x):
         return simulator.landscape(instance, x)
 
+    def worst_cost(self, instance):
+        # Every target under-covered and over-covered by all its candidate sensors at
+        # once (a loose but safe sum), every incompatible pair on one target.
+        excess = np.maximum(0, simulator.supply(instance) - simulator.REQUIRED)
+        pairs = instance.incompatible.sum() / 2.0
+        return float(np.abs(instance.target_value).sum() + excess.sum() + simulator.INCOMPATIBLE_COST * pairs)
+
     def peers(self, instance):
         """Sensors that share a candidate target (they meet in that target's coverage term)."""
         return simulator.peers(instance)

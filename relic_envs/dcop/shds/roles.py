@@ -65,6 +65,15 @@ class SHDSProblem(DCOPProblem):
     def violation(self, instance, x):
         return simulator.violation(instance, x)
 
+    def worst_cost(self, instance):
+        # Each device at its dearest slots, farthest from its preference, and the whole
+        # neighbourhood's power on every slot for the overload term.
+        power = np.abs(instance.power)
+        energy = float((power * instance.duration).sum()) * float(np.abs(instance.price).max())
+        far = np.maximum(instance.pref_start, simulator.N_STARTS - 1 - instance.pref_start)
+        overload = np.maximum(0.0, power.sum() - instance.capacity).sum()
+        return energy + simulator.PREFERENCE_COST * float(np.abs(far).sum()) + simulator.OVERLOAD_COST * float(overload)
+
     def peers(self, instance):
         """Devices of the same home (every device shares the overload terms; homes give
         the semantic coupling the paper uses for ownership)."""

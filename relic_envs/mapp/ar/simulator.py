@@ -43,3 +43,8 @@ def node_view(instance, dyn, t: int) -> dict[str, np.ndarray]:
     unscanned = ~dyn["scanned"]
     unscanned[0] = False
     return {"uncertainty": dyn["u"].copy(), "unscanned": unscanned}
+
+
+def objective_bound(instance, dyn) -> float:
+    """The largest reward any team can collect: all the initial uncertainty ``U_0``."""
+    return float(instance.n_nodes - 1)

@@ -56,3 +56,8 @@ def node_view(instance, dyn, t: int) -> dict[str, np.ndarray]:
     ttl = np.where(exists, dyn["expiry"][row, np.arange(row.size)] - t, 0).astype(np.float64)
     released = float(np.sum(dyn["value"][: t + 1]))  # value of every request that has arrived by t
     return {"value": value, "ttl": ttl, "active": exists, "released": np.array(released), "served_value": dyn["gained"].copy()}
+
+
+def objective_bound(instance, dyn) -> float:
+    """The largest reward any team can collect: every request of the stream."""
+    return float(np.sum(np.abs(dyn["value"])))

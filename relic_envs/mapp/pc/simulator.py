@@ -28,3 +28,8 @@ def node_view(instance, dyn, t: int) -> dict[str, np.ndarray]:
     open_ = ~dyn["reached"]
     open_[0] = False
     return {"prize": dyn["remaining"].copy(), "open": open_}
+
+
+def objective_bound(instance, dyn) -> float:
+    """The largest reward any team can collect: every prize."""
+    return float(np.sum(np.abs(instance.prizes)))
