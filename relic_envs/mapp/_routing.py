@@ -287,7 +287,7 @@ class RoutingBenchmark(ProblemBenchmark):
         slack = 1e-9 * max(1.0, float(instance.budget))
         low = [np.zeros(k), np.full(k, -slack), np.zeros(k), np.zeros(k * n)]
         high = [np.full(k, n - 1.0), np.full(k, float(instance.budget)), np.ones(k), np.ones(k * n)]
-        for name, value in sorted(self.problem.node_view(instance, episode.dyn, 0).items()):
+        for _, value in sorted(self.problem.node_view(instance, episode.dyn, 0).items()):
             size = np.size(value)
             low.append(np.zeros(size))
             high.append(np.ones(size) if np.asarray(value).dtype == bool else np.full(size, np.inf))

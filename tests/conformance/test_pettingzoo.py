@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import numpy as np
 import pettingzoo
 import pytest
-import types
-
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, seed_test, state_test
 
 import relic_envs
