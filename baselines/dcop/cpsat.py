@@ -61,7 +61,7 @@ DEFAULT_WORKERS = 2
 # proves optimality where the core search does not).
 CORE = {"dgc": True, "dimes": True, "sensor_dcsp": False, "shds": False}
 CACHE_NAME = "cpsat_test.npz"
-INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-envs optimum --write"
+INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-baselines optimum --write"
 
 
 def _cp_model():
@@ -298,7 +298,7 @@ def write_cache(
     path: Path | None = None,
     progress: bool = True,
 ) -> OptimumCache:
-    """Solve every canonical test instance and store the results (``relic-envs optimum --write``).
+    """Solve every canonical test instance and store the results (``relic-baselines optimum --write``).
 
     ``hint`` names a classical configuration (``baselines.dcop.configs``, e.g.
     ``"lsga-dsa"``) whose final assignment on each instance is given to CP-SAT as a

@@ -1,6 +1,6 @@
 """One results table per DCOP benchmark: every row beside the CP-SAT optimum reference.
 
-``relic-envs table`` prints it; ``relic-envs table --plot docs/results`` also saves a
+``relic-baselines table`` prints it; ``relic-baselines table --plot docs/results`` also saves a
 cost-per-sweep plot per benchmark. Rows, all on the canonical 50-instance test split:
 
 - ``random assignment``: the instances' initial assignment ``x0`` (uniform at random);

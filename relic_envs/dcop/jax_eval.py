@@ -1,8 +1,8 @@
 """The JAX batch evaluators of the DCOP benchmarks (needs ``pip install 'relic-envs[jax]'``).
 
 >>> import relic_envs
->>> from baselines.dcop.dsa_jax import dsa_jax_team
->>> result = evaluate("dgc", dsa_jax_team(), relic_envs.splits("dgc").test_instances()[:2])
+>>> from relic_envs.dcop.jax_seeds import seed_jax_team
+>>> result = evaluate("dgc", seed_jax_team("dgc"), relic_envs.splits("dgc").test_instances()[:2])
 >>> result.costs.shape, bool(result.valid.all())
 ((2,), True)
 """

@@ -30,7 +30,7 @@ def test_cpsat_equals_brute_force_on_tiny_instances(name, seed):
 @pytest.mark.parametrize("name", DCOPS)
 def test_cached_optimum_matches_the_simulator_on_every_test_instance(name):
     cache = load_cache(name)
-    assert cache is not None, f"missing CP-SAT cache for {name}: run relic-envs optimum --write {name}"
+    assert cache is not None, f"missing CP-SAT cache for {name}: run relic-baselines optimum --write {name}"
     instances = relic_envs.splits(name).test_instances()
     prob = relic_envs.get_benchmark(name).problem
     assert cache.x.shape[0] == len(instances) == 50

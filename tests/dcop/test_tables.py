@@ -11,7 +11,7 @@ import relic_envs
 from baselines.dcop import configs, cpsat, table
 from baselines.dcop.dsa import DSA
 from baselines.dcop.mgm import MGM2
-from relic_envs.cli import main
+from baselines.cli import main
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 

@@ -1,0 +1,113 @@
+"""Command line of the comparators: ``relic-baselines eval | table | optimum``.
+
+Examples::
+
+    relic-baselines eval --env dgc --team seeds --team dsa-b --team mgm2:tuned
+    relic-baselines eval --env shds --team lsga-dsa:paper
+    relic-baselines table --env dgc --plot docs/results   # every DCOP row beside CP-SAT's optimum
+    relic-baselines optimum --write dgc                   # re-solve the test split with CP-SAT (extra: solvers)
+
+``eval`` takes every team ``relic-envs eval`` takes (seeds, case-study, initial, program
+files) plus the classical DCOP algorithms; it lives here because ``relic_envs`` never
+imports this package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from relic_envs.cli import BUILTIN_TEAMS, add_eval_parser, evaluate_team, run_eval, run_parser, split_instances
+from relic_envs.core.registry import get_benchmark, names
+from relic_envs.core.rollout import RolloutResult
+from relic_envs.errors import InvalidConfig
+
+DCOP_SOLVERS = ("dsa-a", "dsa-b", "dsa-c", "mgm", "mgm2", "maxsum", "lsga-dsa")
+DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
+
+
+def evaluate(name: str, team: str, split: str = "test", progress: bool = True, interface: str = "paper") -> list[RolloutResult]:
+    """A classical DCOP configuration (``dsa-b``, ``mgm2:tuned``, ``lsga-dsa:paper``, ...)
+    on a canonical split, or any team ``relic-envs eval`` knows."""
+    if team.partition(":")[0] not in DCOP_SOLVERS:
+        return evaluate_team(name, team, split, progress=progress, interface=interface)
+    from baselines.dcop.configs import make_solver
+    from baselines.dcop.sweep import solve
+
+    if get_benchmark(name).family != "dcop":
+        raise InvalidConfig(f"team {team!r} is a DCOP solver; {name!r} is not a DCOP benchmark")
+    return solve(name, make_solver(team, name), split_instances(name, split), progress=progress)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    return run_eval(args, evaluate)
+
+
+def _cmd_table(args: argparse.Namespace) -> int:
+    from baselines.dcop import table
+
+    for name in args.env or list(DCOPS):
+        rows = table.build_rows(name, progress=not args.quiet)
+        optimum = table.optimum_rows(name)
+        print("\n" + table.format_table(name, rows, optimum, table.paper_rows(name)))
+        if args.plot:
+            path = table.plot(name, rows, optimum, Path(args.plot) / f"dcop_{name}_sweeps.png")
+            print(f"  plot: {path}")
+    return 0
+
+
+def _cmd_optimum(args: argparse.Namespace) -> int:
+    from baselines.dcop import cpsat
+
+    for name in args.write or []:
+        cache = cpsat.write_cache(
+            name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet
+        )
+        print(f"wrote {cpsat.cache_path(name)}: {dict(zip(*np.unique(cache.status, return_counts=True)))}")
+    for name in args.write or [n for n in cpsat.DCOPS]:
+        cache = cpsat.load_cache(name)
+        if cache is None:
+            print(f"{name}: no cached CP-SAT results; {cpsat.INSTALL_HINT} {name}")
+            continue
+        counts = {s: int((cache.status == s).sum()) for s in ("optimal", "feasible")}
+        print(
+            f"{name}: best {cache.objective.mean():.2f}, bound {cache.bound.mean():.2f} (means over 50 test instances); "
+            f"{counts['optimal']} optimal, {counts['feasible']} feasible; {cache.meta['time_limit_s']:g}s/instance, "
+            f"{cache.meta['workers']} workers, OR-Tools {cache.meta['ortools']}, hint {cache.meta.get('hint')}"
+        )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="relic-baselines", description="The comparators of the RELIC suite.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    team_help = (
+        f"{', '.join(BUILTIN_TEAMS + DCOP_SOLVERS)} (DCOP algorithms also as NAME:tuned, NAME:paper, NAME:p=0.3) "
+        "or A.py,B.py,C.py (repeatable)"
+    )
+    add_eval_parser(sub, team_help).set_defaults(func=_cmd_eval)
+    tb = sub.add_parser("table", help="DCOP tables: classical algorithms, paper rows and the CP-SAT optimum reference")
+    tb.add_argument("--env", action="append", choices=[n for n in DCOPS if n in names()])
+    tb.add_argument("--plot", metavar="DIR", help="also save a cost-per-sweep plot per benchmark in DIR (extra: docs)")
+    tb.add_argument("--quiet", action="store_true")
+    tb.set_defaults(func=_cmd_table)
+    op = sub.add_parser("optimum", help="show (default) or re-solve (--write) the cached CP-SAT optimum references")
+    op.add_argument("--write", nargs="+", choices=list(DCOPS))
+    op.add_argument("--time-limit", type=float, default=10.0, help="seconds per instance (default 10)")
+    op.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
+    op.add_argument("--hint", help="warm-start CP-SAT from this classical configuration's answer, e.g. lsga-dsa")
+    op.add_argument("--quiet", action="store_true")
+    op.set_defaults(func=_cmd_optimum)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_parser(build_parser(), argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
