@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from collections.abc import Sequence
-
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from relic_envs.core.program import ProgramPolicy
 from relic_envs.core.registry import SPECS, get_benchmark, names

@@ -31,7 +31,7 @@ def test_no_module_of_relic_envs_imports_an_upper_layer():
         modules = _imported_modules(ast.parse(text))
         # Doctest lines are code too.
         doctest = [line.strip()[4:] for line in text.splitlines() if line.strip().startswith(">>> ")]
-        modules |= _imported_modules(ast.parse("\n".join(l for l in doctest if l.startswith(("import ", "from ")))))
+        modules |= _imported_modules(ast.parse("\n".join(s for s in doctest if s.startswith(("import ", "from ")))))
         offenders += [f"{path.relative_to(ROOT)}: {m}" for m in modules if m.split(".")[0] in UPPER]
     assert not offenders
 

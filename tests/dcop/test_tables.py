@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import relic_envs
+from baselines.cli import main
 from baselines.dcop import configs, cpsat, table
 from baselines.dcop.dsa import DSA
 from baselines.dcop.mgm import MGM2
-from baselines.cli import main
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 
