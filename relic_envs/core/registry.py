@@ -58,9 +58,18 @@ SPECS: tuple[BenchmarkSpec, ...] = (
     _mapp("pc", "Multi-Agent Prize Collection (MAPP-PC)", "collected prize (max)"),
     _mapp("ar", "Multi-Agent Area Reconnaissance (MAPP-AR)", "uncertainty removed (max)"),
     _mapp("ds", "Multi-Agent Dynamic Servicing (MAPP-DS)", "value of served requests (max)"),
-    BenchmarkSpec("mas_jd", "Multi-Agent Job Dispatch (MAS-JD)", "mas", "B.2", "see B.2", None),
-    BenchmarkSpec("mas_st", "Multi-Agent Skilled-Task Scheduling (MAS-ST)", "mas", "B.2", "see B.2", None),
-    BenchmarkSpec("mas_fs", "Multi-Agent Flow-Shop Scheduling (MAS-FS)", "mas", "B.2", "see B.2", None),
+    BenchmarkSpec(
+        "mas_jd", "Multi-Agent Job Dispatch (MAS-JD)", "mas", "B.2",
+        "total weighted tardiness (min)", "relic_envs.mas.jd.envs:BENCHMARK",
+    ),
+    BenchmarkSpec(
+        "mas_st", "Multi-Agent Skilled-Task Scheduling (MAS-ST)", "mas", "B.2",
+        "value of tasks done by their deadlines (max)", "relic_envs.mas.st.envs:BENCHMARK",
+    ),
+    BenchmarkSpec(
+        "mas_fs", "Multi-Agent Flow-Shop Scheduling (MAS-FS)", "mas", "B.2",
+        "total weighted completion time (min)", "relic_envs.mas.fs.envs:BENCHMARK",
+    ),
     BenchmarkSpec("hmtsp", "Heterogeneous Multi-Depot Multiple TSP (HMTSP)", "co", "B.3", "see B.3", None),
     BenchmarkSpec("fstsp", "Flying Sidekick TSP (FSTSP)", "co", "B.3", "see B.3", None),
     BenchmarkSpec("fjagv", "Flexible Job Shop with AGVs (FJAGV)", "co", "B.3", "see B.3", None),

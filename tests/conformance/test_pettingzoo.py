@@ -120,7 +120,9 @@ def test_multistep_determinism(name, interface, on_invalid):
             obs, rew, term, trunc, info = env.step(actions)
             trace.append((obs, rew, term, trunc, info))
         traces.append(trace)
-    assert len(traces[0]) == len(traces[1]) > 2
+    # A MAS rollout is void at its first refused action in "program" mode (B.2).
+    voids_at_once = env.benchmark.family == "mas" and on_invalid == "program"
+    assert len(traces[0]) == len(traces[1]) > (1 if voids_at_once else 2)
     if env.benchmark.family == "dcop":
         assert len(traces[0]) == 51
     for a, b in zip(*traces):
@@ -146,7 +148,8 @@ def test_episode_return_equals_final_score(name, interface):
     while env.agents:
         # DCOP: keep values; MAPP: a random feasible node (the mask's 1s), so episodes are non-trivial.
         actions = {
-            a: obs[a]["cur"] if "cur" in obs[a] else int(rng.choice(np.flatnonzero(obs[a]["action_mask"])))
+            a: obs[a]["cur"] if "cur" in obs[a]
+            else env.action_space(a).start + int(rng.choice(np.flatnonzero(obs[a]["action_mask"])))
             for a in env.agents
         }
         obs, rew, term, trunc, info = env.step(actions)
@@ -165,7 +168,7 @@ def test_observations_fit_spaces_and_signatures(name, interface):
         space = env.observation_space(agent)
         assert space.contains(obs[agent]), agent
         assert set(space.spaces) - {"action_mask"} == set(signatures[agent].param_names)
-        assert ("action_mask" in space.spaces) == (env.benchmark.family == "mapp")
+        assert ("action_mask" in space.spaces) == (env.benchmark.family != "dcop")
 
 
 def test_max_cycles_truncates():

@@ -16,12 +16,13 @@ from relic_envs.errors import InvalidConfig, InvalidInstance, UnknownBenchmark
 
 DCOPS = ["dgc", "dimes", "sensor_dcsp", "shds"]
 MAPPS = ["mapp_pc", "mapp_ar", "mapp_ds"]
+MAS = ["mas_jd", "mas_st", "mas_fs"]
 
 
 def test_names_and_catalog():
-    assert relic_envs.names() == MAPPS + DCOPS
+    assert relic_envs.names() == MAPPS + MAS + DCOPS
     everything = relic_envs.names(include_planned=True)
-    assert len(everything) == 14 and set(DCOPS + MAPPS) <= set(everything)
+    assert len(everything) == 14 and set(DCOPS + MAPPS + MAS) <= set(everything)
 
 
 def test_unknown_name_suggests_closest():
@@ -33,7 +34,7 @@ def test_unknown_name_suggests_closest():
 
 def test_planned_benchmark_says_it_is_not_built():
     with pytest.raises(NotImplementedError, match="not built yet"):
-        relic_envs.make("mas_jd")
+        relic_envs.make("hmtsp")
 
 
 def test_make_parallel_and_aec():
@@ -58,7 +59,7 @@ def test_env_plays_given_instances_in_order():
     assert env.instance is inst[0]
 
 
-@pytest.mark.parametrize("name", DCOPS + MAPPS)
+@pytest.mark.parametrize("name", DCOPS + MAPPS + MAS)
 def test_splits_match_manifest_and_regenerate_bit_for_bit(name, tmp_path):
     s = relic_envs.splits(name)
     assert [len(b) for b in s.train] == [10] * 5

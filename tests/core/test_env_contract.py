@@ -26,13 +26,14 @@ def _bad_action(env, obs, role):
 
 def _play(env, choose, bad_at=None):
     """Return of one episode; ``choose(obs, role)`` picks each action; at step ``bad_at``
-    role A plays a malformed action instead."""
+    the first acting role plays a malformed action instead."""
     obs, _ = env.reset(seed=0)
     total, step = 0.0, 0
     while env.agents:
         actions = {r: choose(obs, r) for r in env.agents}
-        if step == bad_at:
-            actions["A"] = _bad_action(env, obs, "A")
+        if step == bad_at:  # the first role whose action counts (a busy MAS machine's does not)
+            role = next(r for r in env.agents if env.episode.acting(r))
+            actions[role] = _bad_action(env, obs, role)
         obs, rewards, _, _, infos = env.step(actions)
         total += rewards["A"]
         step += 1
@@ -46,7 +47,8 @@ def _valid_choosers(env, rng):
         d = env.benchmark.problem.domain
         rand = lambda obs, r: rng.integers(0, d, size=obs[r]["cur"].shape)  # noqa: E731
     else:
-        rand = lambda obs, r: int(rng.choice(np.flatnonzero(obs[r]["action_mask"])))  # noqa: E731
+        # Mask index i is action start + i (MAS: index 0 is the idle sentinel -1).
+        rand = lambda obs, r: env.action_space(r).start + int(rng.choice(np.flatnonzero(obs[r]["action_mask"])))  # noqa: E731
     return {
         "seeds": lambda obs, r: seeds[r](obs[r]),
         "reference": lambda obs, r: reference[r](obs[r]),
@@ -78,7 +80,7 @@ def test_an_invalid_action_returns_less_than_every_valid_episode(name, on_invali
     (entry,) = infos["B"]["invalid_actions"]
     assert entry["role"] == "A" and entry["reason"] in ("domain", "range")
     assert infos["B"]["penalty"] > 0 and rewards["C"] <= -infos["B"]["penalty"] + abs(valid["seeds"])
-    voided = env.benchmark.family == "dcop" and on_invalid == "program"
+    voided = env.benchmark.family in ("dcop", "mas") and on_invalid == "program"
     assert all(terms.values()) == voided
 
 

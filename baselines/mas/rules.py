@@ -1,0 +1,147 @@
+"""Classical non-delay dispatch rules as teams for the MAS benchmarks.
+
+Every rule is a priority index: whenever a resource is asked, it takes the job of its
+pool with the best index (ties: the lowest id), and idles only when its pool is empty.
+The same rule runs on all three roles; each role's observation is read for the pool
+and its features, whatever its signature calls them.
+
+- ``fifo``: first in, first out, the earliest release (the lowest id); the baseline of
+  every dispatching survey (Panwalkar and Iskander, "A survey of scheduling rules",
+  Operations Research 25(1), 1977).
+- ``edd``: earliest due date (Jackson, "Scheduling a production line to minimize
+  maximum tardiness", UCLA Management Science Research Project, Report 43, 1955).
+  MAS-ST: earliest deadline.
+- ``wspt``: largest ``w_j / p_j`` (Smith, "Various optimizers for single-stage
+  production", Naval Research Logistics Quarterly 3(1-2), 1956). MAS-FS: per stage, with
+  the stage's processing time.
+- ``spt``: shortest processing time (the same paper, unit weights). MAS-FS only.
+- ``atc``: apparent tardiness cost, ``(w_j / p_j) exp(-max(d_j - p_j - t, 0) / (k p_bar))``
+  with ``p_bar`` the mean processing time of the pool and look-ahead ``k = 2``
+  (Vepsalainen and Morton, "Priority rules for job shops with weighted tardiness
+  costs", Management Science 33(8), 1987). MAS-JD only.
+- ``value_density``: largest ``v_j / p_eff`` with ``p_eff`` the worker's own time
+  (Locke, "Best-effort decision making for real-time scheduling", PhD thesis, CMU,
+  1986). MAS-ST only.
+
+The shortest-queue rules of the brief do not apply: each MAS-FS stage has one machine,
+so there is no queue to choose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+ATC_K = 2.0
+EPS = 0.05  # MAS-ST's eps of Eq. mas-st-duration
+
+
+def _pool(obs: Mapping[str, Any], *keys: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, rows)`` of the role's pool from whichever encoded argument holds it."""
+    for key in keys:
+        if key in obs:
+            mask = np.asarray(obs[key]["mask"]).astype(bool)
+            return np.flatnonzero(mask), np.asarray(obs[key]["value"])[mask]
+    raise KeyError(f"no pool among {keys}")
+
+
+def _own_skills(obs: Mapping[str, Any]) -> np.ndarray:
+    if "my_skills" in obs:
+        return np.asarray(obs["my_skills"])
+    if "my_state" in obs:
+        return np.asarray(obs["my_state"]["skills"])
+    return np.asarray(obs["skill_matrix"])[2]  # role C's worker is row 2
+
+
+def _jd(obs):
+    ids, rows = _pool(obs, "job_pool", "job_features")
+    if "job_features" in obs and "job_pool" not in obs:
+        rows = rows[:, :3]
+    return ids, {"p": rows[:, 0], "d": rows[:, 1], "w": rows[:, 2]}
+
+
+def _st(obs):
+    ids, rows = _pool(obs, "task_pool", "task_features")
+    if "task_pool" not in obs:
+        rows = rows[:, 1:]  # drop the id column of role C
+    cats = rows[:, 0].astype(int)
+    skill = np.maximum(_own_skills(obs)[cats], EPS)
+    return ids, {"p": rows[:, 1] / skill, "v": rows[:, 2], "d": rows[:, 3]}
+
+
+def _fs(obs):
+    ids, rows = _pool(obs, "my_buffer")
+    return ids, {"p": rows[:, 0], "w": rows[:, 1]}
+
+
+def _atc(f, t):
+    p_bar = float(np.mean(f["p"]))
+    return f["w"] / f["p"] * np.exp(-np.maximum(f["d"] - f["p"] - t, 0.0) / (ATC_K * p_bar))
+
+
+# rule -> benchmark -> index (larger is better) from (features, t)
+RULES: dict[str, dict[str, Any]] = {
+    "fifo": {b: (lambda f, t: -np.arange(len(next(iter(f.values()))), dtype=float)) for b in ("mas_jd", "mas_st", "mas_fs")},
+    "edd": {"mas_jd": lambda f, t: -f["d"], "mas_st": lambda f, t: -f["d"]},
+    "wspt": {"mas_jd": lambda f, t: f["w"] / f["p"], "mas_fs": lambda f, t: f["w"] / f["p"]},
+    "spt": {"mas_fs": lambda f, t: -f["p"]},
+    "atc": {"mas_jd": _atc},
+    "value_density": {"mas_st": lambda f, t: f["v"] / f["p"]},
+}
+_READ = {"mas_jd": _jd, "mas_st": _st, "mas_fs": _fs}
+
+
+def _t(obs) -> float:
+    if "t_now" in obs:
+        return float(obs["t_now"])
+    return float(obs["my_busy_until"])  # MAS-FS B has no t_now; it is asked when free, at t_now
+
+
+def rule_policy(name: str, rule: str):
+    """The observation -> action policy of ``rule`` on benchmark ``name`` (any role)."""
+    if rule not in RULES or name not in RULES[rule]:
+        allowed = sorted(r for r, table in RULES.items() if name in table)
+        raise ValueError(f"rule {rule!r} is not defined for {name!r}; allowed: {allowed}")
+    index, read = RULES[rule][name], _READ[name]
+
+    def policy(obs: Mapping[str, Any]) -> int:
+        ids, features = read(obs)
+        if ids.size == 0:
+            return -1
+        scores = np.asarray(index(features, _t(obs)), dtype=float)
+        return int(ids[int(np.argmax(scores))])  # argmax: the first best, i.e. the lowest id
+
+    return policy
+
+
+def rule_team(name: str, rule: str) -> dict[str, Any]:
+    """The same rule on roles A, B and C."""
+    return {r: rule_policy(name, r_) for r, r_ in (("A", rule), ("B", rule), ("C", rule))}
+
+
+def measure(names=("mas_jd", "mas_st", "mas_fs")) -> list[tuple[str, str, str, float, float]]:
+    """``(benchmark, team, regime, mean, std)`` of the seed team and every rule on the test splits."""
+    import relic_envs
+    from relic_envs.core.rollout import rollout
+    from relic_envs.seeds import seed_team
+
+    rows = []
+    for name in names:
+        s = relic_envs.splits(name)
+        teams = {"seeds": seed_team(name)}
+        teams.update({rule: rule_team(name, rule) for rule, table in RULES.items() if name in table})
+        for label, team in teams.items():
+            for regime, instances in s.test.items():
+                results = rollout(name, team, instances)
+                if not all(r.valid for r in results):
+                    raise RuntimeError(f"{name} {label}: invalid rollouts {[r.invalid for r in results if not r.valid]}")
+                values = np.array([r.objective for r in results])
+                rows.append((name, label, regime, float(values.mean()), float(values.std())))
+    return rows
+
+
+if __name__ == "__main__":  # python -m baselines.mas.rules
+    for name, label, regime, mean, std in measure():
+        print(f"{name:7s} {label:14s} {regime:7s} {mean:10.2f} ± {std:8.2f}")

@@ -1,0 +1,82 @@
+"""MAS-JD roles: the paper's signatures (Appendix B.2).
+
+Each role owns one of the three identical machines (A: machine 0, B: 1, C: 2). A sees
+its own availability, the pool ``{job: (p_j, d_j, w_j)}`` and ``p_mine``; B also the two
+teammates' busy-until times; C the whole busy vector and the pool as dense arrays
+(``job_ids`` and ``job_features`` with columns ``(p_j, d_j, w_j)``, rows in id order).
+The pool is the released jobs no machine has taken yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relic_envs.mapp import _fields as F
+from relic_envs.mas import _codecs as M
+from relic_envs.mas import _dispatch as D
+from relic_envs.mas.jd import generator, simulator
+
+
+def _features(v: D.View) -> np.ndarray:
+    inst = v.instance
+    return np.stack([inst.proc, inst.due, inst.weight], axis=1)
+
+
+def _load(v: D.View):
+    return np.array(v.load[v.k], dtype=np.float64)
+
+
+def _pool_rows(v: D.View):
+    return {"mask": v.pool.astype(np.int8), "value": _features(v)}
+
+
+MY_BUSY = F.ParamSpec("my_busy_until", "float", "time at which this machine is free (== t_now when it is asked to choose)",
+                      M.Scalar(0.0), D.my_busy_until)
+T_NOW = F.ParamSpec("t_now", "float", "the current time (the decision epoch)", M.Scalar(0.0), D.t_now)
+JOB_POOL = F.ParamSpec(
+    "job_pool", "dict", "{job_id: (p_j, d_j, w_j)}: processing time, due date and weight of every released job "
+    "no machine has taken yet (ids ascending = release order)", F.SparseDict(3), D.pool_dict(_features),
+)
+
+PAPER = {
+    "A": F.RoleSpec(
+        "select_next_A", "local dispatcher: own availability and the job pool",
+        (
+            MY_BUSY, T_NOW, JOB_POOL,
+            F.ParamSpec("p_mine", "float", "total processing time dispatched to this machine so far (its load; 0.0 at first)",
+                        M.Scalar(0.0), _load),
+        ),
+    ),
+    "B": F.RoleSpec(
+        "select_next_B", "team-aware dispatcher: also sees when the two teammate machines become free",
+        (
+            MY_BUSY,
+            F.ParamSpec("teammate_busy_until", "list", "[float, float]: busy-until times of the two other machines, in role "
+                        "order (A, B, C without this one); <= t_now means free", F.FloatList(2), D.teammate_busy),
+            JOB_POOL, T_NOW,
+        ),
+    ),
+    "C": F.RoleSpec(
+        "select_next_C", "global dispatcher: the full machine-busy vector and a dense job-feature matrix",
+        (
+            F.ParamSpec("busy_vector", "np.ndarray", "(3,) busy-until time of machines A, B, C; this role's machine is entry 2",
+                        M.Vector(3, 0.0), D.busy_vector),
+            F.ParamSpec("job_ids", "np.ndarray", "(m,) int64 ids of the m jobs in the pool, ascending", M.PoolIds(),
+                        lambda v: v.pool.astype(np.int8)),
+            F.ParamSpec("job_features", "np.ndarray", "(m, 3) float64 rows (p_j, d_j, w_j) aligned with job_ids",
+                        M.PoolRows(3), _pool_rows),
+            T_NOW,
+        ),
+    ),
+}
+
+
+class JDProblem(D.DispatchProblem):
+    name = "mas_jd"
+    instance_type = generator.JDInstance
+    roles = {"paper": PAPER}
+    generator = generator
+    simulator = simulator
+    stages = 1
+    must_finish = True
+    minimize = True
