@@ -13,7 +13,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from relic_envs.core.benchmark import Benchmark, Invalid
+from relic_envs.core.benchmark import WAIT, Benchmark, Invalid
 from relic_envs.core.instance import Instance
 from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig, InvalidReturn
@@ -85,6 +85,9 @@ def _play(bench: Benchmark, team: Mapping[str, Policy], instance: Instance, inte
     while not episode.done:
         actions = {}
         for role in bench.roles:
+            if not episode.acting(role):  # a busy machine, an agent back home: its program is not called
+                actions[role] = WAIT
+                continue
             try:
                 actions[role] = team[role](episode.observe(role))
             except Exception as exc:  # a user policy's bug voids its rollout (or is its action), not the batch
