@@ -256,7 +256,10 @@ class RelicParallelEnv(ParallelEnv):
         return None
 
     def close(self) -> None:
-        return None
+        if self.render_mode == "human":
+            from relic_envs.core.render import close_window
+
+            close_window()
 
 
 def _kind(value: Any) -> str:

@@ -8,7 +8,15 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
-from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, parallel_seed_test, seed_test, state_test
+from pettingzoo.test import (
+    api_test,
+    max_cycles_test,
+    parallel_api_test,
+    parallel_seed_test,
+    render_test,
+    seed_test,
+    state_test,
+)
 
 import relic_envs
 
@@ -178,3 +186,11 @@ def test_max_cycles_truncates():
         obs, rew, term, trunc, info = env.step({a: obs[a]["cur"] for a in env.agents})
     assert all(trunc.values()) and not any(term.values())
     assert env.agents == []
+
+
+@pytest.mark.parametrize(("name", "interface"), CASES)
+def test_render(name, interface):
+    """PettingZoo's render_test: "rgb_array" gives (H, W, 3) uint8 frames, "human" returns None
+    (a matplotlib window; with the Agg backend it draws off-screen)."""
+    pytest.importorskip("matplotlib")
+    _run_checked(render_test, lambda render_mode: relic_envs.make(name, api="aec", interface=interface, render_mode=render_mode))
