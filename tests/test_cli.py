@@ -12,7 +12,7 @@ from relic_envs.seeds import seed_path
 def test_list_shows_all_fourteen(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert out.count("built") == 10 and out.count("planned") == 4
+    assert out.count("built") == 12 and out.count("planned") == 2
 
 
 def test_eval_seed_files_and_builtin_team(capsys):

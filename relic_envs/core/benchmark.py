@@ -68,6 +68,10 @@ class Episode(abc.ABC):
         (void, depot fallback) to exactly the actions this refuses.
         """
 
+    def info(self) -> dict[str, Any]:
+        """Per-episode counters for ``infos`` and rollout results (CO: repairs per role)."""
+        return {}
+
     def acting(self, role: str) -> bool:
         """Whether ``role``'s action matters this step (a routing agent back home does not act)."""
         return True

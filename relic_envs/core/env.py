@@ -215,7 +215,7 @@ class RelicParallelEnv(ParallelEnv):
         self._last_score = score
         terminated = bool(self.episode.done or void is not None)
         truncated = bool(not terminated and self.max_cycles is not None and self.episode.step_count >= self.max_cycles)
-        info: dict[str, Any] = {}
+        info: dict[str, Any] = dict(self.episode.info())
         if refused:
             info["invalid_actions"] = [
                 {"role": i.role, "reason": i.reason, "detail": i.detail} for i in refused

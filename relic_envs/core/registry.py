@@ -70,8 +70,14 @@ SPECS: tuple[BenchmarkSpec, ...] = (
         "mas_fs", "Multi-Agent Flow-Shop Scheduling (MAS-FS)", "mas", "B.2",
         "total weighted completion time (min)", "relic_envs.mas.fs.envs:BENCHMARK",
     ),
-    BenchmarkSpec("hmtsp", "Heterogeneous Multi-Depot Multiple TSP (HMTSP)", "co", "B.3", "see B.3", None),
-    BenchmarkSpec("fstsp", "Flying Sidekick TSP (FSTSP)", "co", "B.3", "see B.3", None),
+    BenchmarkSpec(
+        "hmtsp", "Heterogeneous Multi-Depot Multiple TSP (HMTSP)", "co", "B.3",
+        "sum L_k + 0.5 max L_k + 5 sum budget excess (min)", "relic_envs.co.hmtsp.envs:BENCHMARK",
+    ),
+    BenchmarkSpec(
+        "fstsp", "Flying Sidekick TSP (FSTSP)", "co", "B.3",
+        "T_sync + 0.05 D_truck (min)", "relic_envs.co.fstsp.envs:BENCHMARK",
+    ),
     BenchmarkSpec("fjagv", "Flexible Job Shop with AGVs (FJAGV)", "co", "B.3", "see B.3", None),
     BenchmarkSpec("mrcps", "Multi-Project Multi-Skilled RCPSP (MRCPS)", "co", "B.3", "see B.3", None),
     _dcop("dgc", "Distributed Graph Coloring (DGC)", "weighted conflicts (min)"),

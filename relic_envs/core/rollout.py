@@ -34,6 +34,7 @@ class RolloutResult:
     score: float | None
     steps: int
     invalid: Invalid | None = None
+    info: dict = dataclasses.field(default_factory=dict)  # the episode's counters (CO: repairs per role)
 
     @property
     def valid(self) -> bool:
@@ -102,4 +103,4 @@ def _play(bench: Benchmark, team: Mapping[str, Policy], instance: Instance, inte
         if invalid is not None:
             return RolloutResult(None, None, episode.step_count, invalid)
     raw = episode.objective()
-    return RolloutResult(raw, bench.score(raw), episode.step_count)
+    return RolloutResult(raw, bench.score(raw), episode.step_count, info=episode.info())

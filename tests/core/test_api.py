@@ -17,12 +17,13 @@ from relic_envs.errors import InvalidConfig, InvalidInstance, UnknownBenchmark
 DCOPS = ["dgc", "dimes", "sensor_dcsp", "shds"]
 MAPPS = ["mapp_pc", "mapp_ar", "mapp_ds"]
 MAS = ["mas_jd", "mas_st", "mas_fs"]
+CO = ["hmtsp", "fstsp"]
 
 
 def test_names_and_catalog():
-    assert relic_envs.names() == MAPPS + MAS + DCOPS
+    assert relic_envs.names() == MAPPS + MAS + CO + DCOPS
     everything = relic_envs.names(include_planned=True)
-    assert len(everything) == 14 and set(DCOPS + MAPPS + MAS) <= set(everything)
+    assert len(everything) == 14 and set(DCOPS + MAPPS + MAS + CO) <= set(everything)
 
 
 def test_unknown_name_suggests_closest():
@@ -34,7 +35,7 @@ def test_unknown_name_suggests_closest():
 
 def test_planned_benchmark_says_it_is_not_built():
     with pytest.raises(NotImplementedError, match="not built yet"):
-        relic_envs.make("hmtsp")
+        relic_envs.make("fjagv")
 
 
 def test_make_parallel_and_aec():
@@ -59,7 +60,7 @@ def test_env_plays_given_instances_in_order():
     assert env.instance is inst[0]
 
 
-@pytest.mark.parametrize("name", DCOPS + MAPPS + MAS)
+@pytest.mark.parametrize("name", DCOPS + MAPPS + MAS + CO)
 def test_splits_match_manifest_and_regenerate_bit_for_bit(name, tmp_path):
     s = relic_envs.splits(name)
     assert [len(b) for b in s.train] == [10] * 5

@@ -1,0 +1,451 @@
+"""The constructive solver shared by HMTSP, FSTSP, FJAGV and MRCPS (Appendix B.3).
+
+B.3: "three specialized decision modules inside one constraint-owning constructive
+solver. Policies nominate identifiers, while the evaluator enforces uniqueness,
+precedence, capacity, and deterministic repair." This module is that solver's
+skeleton; a benchmark supplies only its construction state (``simulator.State``) and
+its role tables (``roles.py``).
+
+**Decisions.** The construction is a sequence of decisions; one env step is one
+decision, taken by exactly one role (``Episode.acting``). The benchmark's state says
+which role decides next and offers a :class:`Decision`: the feasible identifiers
+(ascending), whether ``-1`` (skip) is allowed, and the deterministic *fallback*, the
+feasible choice the evaluator makes in the role's place when its answer is invalid.
+A role that is not deciding observes its context with no candidates, and an action
+mask that allows only ``-1``; its answer is ignored and not checked.
+
+**The return contract** (B.3: "the evaluator replaces malformed outputs with a
+deterministic feasible choice"): the deciding role's answer is *repaired*, never
+voided, when it is an exception (``"exception"``), not an integer (``"type"``; ``bool``
+and floats such as ``3.0`` included), ``-1`` where skipping is not allowed
+(``"skip"``), an integer outside the role's identifier space (``"range"``), or an
+identifier not among the candidates (``"infeasible"``). Repair
+applies the decision's fallback. Every repair is counted per role
+(``Episode.repairs``) and logged (``Episode.repair_log``: step, role, reason, the
+value's repr, the choice applied); ``Episode.info()`` reports both (and the
+benchmark's own counters, e.g. HMTSP's forced assignments). ``Episode.check`` names
+exactly the answers ``step`` would repair, so the env's ``"raise"`` mode refuses them;
+in ``"program"`` mode the env passes them through and they are repaired (and listed
+in ``infos[agent]["invalid_actions"]``); in ``"penalize"`` mode they become
+:data:`~relic_envs.core.benchmark.WAIT`, which means skip where skipping is allowed
+and the fallback otherwise (not counted as a repair: the env charges the penalty).
+
+**End.** The episode ends when the benchmark's state has no decision left (every
+customer served, every job scheduled). Every answer is feasible after repair, so
+every episode ends with a complete solution; the raw objective mid-episode is the
+state's objective of the partial construction (e.g. routes closed at the depot).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.instance import Instance
+from relic_envs.core.signature import Param, Signature
+from relic_envs.errors import InvalidReturn
+from relic_envs.mapp import _fields as F
+from relic_envs.mapp._fields import INF, Codec
+
+SKIP = -1
+REASONS = {
+    "exception": "the policy raised",
+    "type": "an identifier must be an integer (or -1 to skip where allowed)",
+    "range": "the identifier is outside -1..n-1 (the role's identifier space)",
+    "skip": "-1 (skip) is not allowed in this decision",
+    "infeasible": "the identifier is not one of the feasible candidates offered",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """One decision of the construction: who decides, among what, and the repair."""
+
+    role: int  # index of the deciding role, 0=A, 1=B, 2=C
+    ids: np.ndarray  # (m,) int64 feasible identifiers, ascending
+    can_skip: bool  # whether -1 is a valid answer
+    fallback: int  # the deterministic feasible choice applied on repair (-1 only when can_skip)
+
+    def __post_init__(self) -> None:
+        assert self.fallback == SKIP and self.can_skip or self.fallback in self.ids, self  # internal invariant
+
+    @staticmethod
+    def idle(role: int) -> Decision:
+        """The context of a role that is not deciding: no candidates, only -1."""
+        return Decision(role, np.zeros(0, dtype=np.int64), True, SKIP)
+
+
+def cheapest(role: int, ids: np.ndarray, costs: np.ndarray, can_skip: bool) -> Decision:
+    """A decision whose fallback is the candidate of least cost (ties: the lowest id)."""
+    ids = np.asarray(ids, dtype=np.int64)
+    fallback = int(ids[np.argmin(costs)]) if ids.size else SKIP  # argmin takes the first of ties; ids ascend
+    return Decision(role, ids, can_skip or not ids.size, fallback)
+
+
+def as_id(value: Any) -> int | None:
+    """The identifier a return value names, or ``None`` when it is not an integer.
+
+    Python and numpy integers (and 0-d integer arrays) count; ``bool``, floats (even
+    ``3.0``), strings, ``None`` and exceptions do not.
+    """
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        return int(value)
+    return None
+
+
+# -- codecs of the candidate arrays -------------------------------------------------------
+class Ids(Codec):
+    """``np.ndarray`` (m,) int64: the candidate identifiers, ascending.
+
+    Encoded as an ``(n,)`` int8 mask over the role's identifier space.
+    """
+
+    def space(self, n):
+        return spaces.Box(0, 1, (n,), np.int8)
+
+    def decode(self, value):
+        return np.flatnonzero(np.asarray(value)).astype(np.int64)
+
+
+class Aligned(Codec):
+    """``np.ndarray`` (m,) aligned with the candidate ids (float64, or int64 with ``ints``).
+
+    Encoded as ``{"mask": int8 (n,), "value": float64 (n,)}``; entries off the mask are 0.
+    """
+
+    def __init__(self, ints: bool = False, low: float = -INF, high: float = INF):
+        self.ints, self.low, self.high = ints, low, high
+
+    def space(self, n):
+        return spaces.Dict({"mask": spaces.Box(0, 1, (n,), np.int8), "value": spaces.Box(self.low, self.high, (n,), np.float64)})
+
+    def decode(self, value):
+        out = np.asarray(value["value"])[np.asarray(value["mask"]).astype(bool)]
+        return out.astype(np.int64) if self.ints else np.array(out, dtype=np.float64)
+
+
+class OptionalId(Codec):
+    """``int`` in ``-1..n-1`` (``-1``: none), as ``Discrete(n + 1, start=-1)``."""
+
+    def space(self, n):
+        return spaces.Discrete(n + 1, start=-1)
+
+    def decode(self, value):
+        return int(value)
+
+
+class Node(Codec):
+    """``int``: a node id in ``0..n+extra-1`` (the role's ids plus ``extra`` more, e.g. depots)."""
+
+    def __init__(self, extra: int = 0):
+        self.extra = extra
+
+    def space(self, n):
+        return spaces.Discrete(n + self.extra)
+
+    def decode(self, value):
+        return int(value)
+
+
+class Vector(Codec):
+    """``np.ndarray`` (k,) float64 of fixed length (one entry per role)."""
+
+    def __init__(self, k: int, low: float = -INF):
+        self.k, self.low = k, low
+
+    def space(self, n):
+        return spaces.Box(self.low, INF, (self.k,), np.float64)
+
+    def decode(self, value):
+        return np.array(value, dtype=np.float64)
+
+
+def aligned(values: Callable[[Any], np.ndarray]):
+    """Getter of an :class:`Aligned` parameter; ``values(view)`` is the ``(n,)`` array over all ids."""
+
+    def get(v: View):
+        return {"mask": v.mask(), "value": np.where(v.mask().astype(bool), np.asarray(values(v), dtype=np.float64), 0.0)}
+
+    return get
+
+
+def ids(v: View) -> np.ndarray:
+    return v.mask()
+
+
+@dataclasses.dataclass
+class View:
+    """What one role is shown: the construction state and the role's decision context."""
+
+    state: Any  # the benchmark's simulator.State (read only)
+    decision: Decision
+    n: int  # size of the role's identifier space
+
+    @property
+    def instance(self) -> Instance:
+        return self.state.instance
+
+    def mask(self) -> np.ndarray:
+        out = np.zeros(self.n, dtype=np.int8)
+        out[self.decision.ids] = 1
+        return out
+
+
+# -- the problem a benchmark supplies -----------------------------------------------------
+class ConstructiveProblem:
+    """What one constructive benchmark defines; episodes, spaces and the contract are shared.
+
+    A benchmark names its ``generator`` module (``REGIMES``, ``generate(regime, rng)``),
+    its ``simulator`` module (``State(instance)`` with ``decision() -> Decision | None``,
+    ``apply(choice)``,
+    ``objective()``, ``state_vector()`` and ``counters() -> dict``; and
+    ``score_bounds(instance)``, ``state_space(instance)``, ``max_steps(instance)``),
+    the size of each role's identifier space (``id_space(role, instance)``: actions are
+    ``-1..id_space-1``) and its role tables.
+    """
+
+    name: str
+    instance_type: type[Instance]
+    roles: Mapping[str, Mapping[str, F.RoleSpec]]  # interface -> role -> spec
+    generator: Any
+    simulator: Any
+    minimize: bool = True
+
+    def regimes(self) -> Mapping[str, Any]:
+        return self.generator.REGIMES
+
+    def generate(self, params: Any, rng: np.random.Generator) -> Instance:
+        return self.generator.generate(params, rng)
+
+    def id_space(self, role: str, instance: Instance) -> int:
+        raise NotImplementedError
+
+    def reference(self, role: str, obs: Mapping[str, Any]) -> int:
+        """The fixed, non-learned behaviour of ``role`` (Reflect's credit map)."""
+        raise NotImplementedError
+
+
+class ConstructiveBenchmark(ProblemBenchmark):
+    """A constructive benchmark of the paper, from its :class:`ConstructiveProblem`."""
+
+    family = "co"
+    interfaces = ("paper",)
+    # Exceptions reach Episode.step as the deciding role's action, which repairs them.
+    void_on_exception = False
+
+    def __init__(self, problem: ConstructiveProblem):
+        super().__init__(problem)
+        self.minimize = problem.minimize
+        self.interfaces = tuple(problem.roles)
+        self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
+
+    def _signature(self, interface: str, role: str) -> Signature:
+        spec = self.problem.roles[interface][role]
+        codecs = {p.name: p.codec for p in spec.params}
+
+        def to_kwargs(obs: Mapping[str, Any]) -> dict[str, Any]:
+            return {name: codec.decode(obs[name]) for name, codec in codecs.items()}
+
+        def check_return(value: Any, obs: Mapping[str, Any]) -> Any:
+            j = as_id(value)
+            if j is None:
+                raise InvalidReturn("type", f"{spec.function} returned {type(value).__name__}, not an int")
+            mask = np.asarray(obs["action_mask"])
+            if not SKIP <= j < mask.size - 1 or not mask[j + 1]:
+                raise InvalidReturn("infeasible", f"{spec.function} returned {j}, not a feasible candidate (or an allowed -1)")
+            return j
+
+        return Signature(
+            role=role, function=spec.function, params=tuple(Param(p.name, p.annotation, p.doc) for p in spec.params),
+            returns="int", returns_doc=spec_returns(self.problem, role), purpose=spec.purpose,
+            to_kwargs=to_kwargs, check_return=check_return,
+        )
+
+    def signatures(self, interface: str = "paper") -> dict[str, Signature]:
+        self.check_interface(interface)
+        return dict(self._signatures[interface])
+
+    def new_episode(self, instance: Instance, interface: str = "paper") -> ConstructiveEpisode:
+        self.check_instance(instance, interface)
+        return ConstructiveEpisode(self, instance, interface)
+
+    def observation_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Dict:
+        self.check_interface(interface)
+        return self._observation_space(role, self.problem.id_space(role, instance), interface)
+
+    @cache  # noqa: B019 - benchmarks are module-level singletons; spaces must be identical objects
+    def _observation_space(self, role: str, n: int, interface: str) -> spaces.Dict:
+        entries = {p.name: p.codec.space(n) for p in self.problem.roles[interface][role].params}
+        entries["action_mask"] = spaces.Box(0, 1, (n + 1,), np.int8)  # index 0 = skip (-1), index j + 1 = id j
+        return spaces.Dict(entries)
+
+    def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Discrete:
+        return spaces.Discrete(self.problem.id_space(role, instance) + 1, start=SKIP)
+
+    def max_steps(self, instance: Instance) -> int:
+        return int(self.problem.simulator.max_steps(instance))
+
+    def score_bounds(self, instance: Instance) -> tuple[float, float]:
+        lo, hi = self.problem.simulator.score_bounds(instance)
+        return float(lo), float(hi)
+
+    def state_space(self, instance: Instance) -> spaces.Box:
+        return self.problem.simulator.state_space(instance)
+
+    def reference_policy(self, role: str, interface: str = "paper"):
+        self.check_interface(interface)
+        problem = self.problem
+
+        def reference(obs: Mapping[str, Any]) -> int:
+            return problem.reference(role, obs)
+
+        return reference
+
+    def reference_text(self, role: str) -> str:
+        return getattr(self.problem, "reference_text", {}).get(role, "the evaluator's deterministic fallback choice")
+
+
+def spec_returns(problem: ConstructiveProblem, role: str) -> str:
+    return getattr(problem, "returns_doc", {}).get(
+        role, "an identifier (int) from candidate_ids, or -1 to skip where allowed; any other answer is repaired "
+        "deterministically by the evaluator (and counted)",
+    )
+
+
+class ConstructiveEpisode(Episode):
+    """One instance constructed by three roles, one decision per step."""
+
+    def __init__(self, bench: ConstructiveBenchmark, instance: Instance, interface: str):
+        self.bench = bench
+        self.problem = bench.problem
+        self.instance = instance
+        self.interface = interface
+        self.state = self.problem.simulator.State(instance)
+        self.steps = 0
+        self.repairs = {r: 0 for r in ROLES}
+        self.repair_log: list[tuple[int, str, str, str, int]] = []  # (step, role, reason, repr(value), applied)
+        self.decisions = {r: 0 for r in ROLES}  # decisions taken per role
+        self.choices = {r: 0 for r in ROLES}  # ... of which offered a real choice (two or more valid answers)
+        self._decision = self.state.decision()
+        self._obs: dict[str, dict[str, Any]] = {}
+
+    @property
+    def decision(self) -> Decision | None:
+        """The decision pending now (``None`` once the construction is complete)."""
+        return self._decision
+
+    @property
+    def done(self) -> bool:
+        return self._decision is None
+
+    @property
+    def step_count(self) -> int:
+        return self.steps
+
+    def acting(self, role: str) -> bool:
+        return self._decision is not None and self._decision.role == ROLES.index(role)
+
+    def reason(self, value: Any) -> str | None:
+        """Why the deciding role's ``value`` would be repaired, or ``None``."""
+        d = self._decision
+        if isinstance(value, BaseException):
+            return value.reason if isinstance(value, InvalidReturn) and value.reason in REASONS else "exception"
+        j = as_id(value)
+        if j is None:
+            return "type"
+        if j == SKIP:
+            return None if d.can_skip else "skip"
+        if not SKIP <= j < self.problem.id_space(ROLES[d.role], self.instance):
+            return "range"
+        return None if j in d.ids else "infeasible"  # ids are few; `in` on an ndarray compares values
+
+    def check(self, role: str, action: Any) -> Invalid | None:
+        if not self.acting(role) or action is WAIT:
+            return None
+        why = self.reason(action)
+        if why is None:
+            return None
+        detail = str(action) if isinstance(action, BaseException) else f"{REASONS[why]}; got {action!r}"
+        return Invalid(role, why, detail)
+
+    def step(self, actions: Mapping[str, Any]) -> Invalid | None:
+        if self.done:
+            raise RuntimeError("the episode has ended")
+        d = self._decision
+        role = ROLES[d.role]
+        action = actions.get(role, WAIT)
+        if action is WAIT:
+            choice = SKIP if d.can_skip else d.fallback
+        else:
+            why = self.reason(action)
+            if why is None:
+                choice = as_id(action)
+            else:
+                choice = d.fallback
+                self.repairs[role] += 1
+                self.repair_log.append((self.steps, role, why, _short(action), choice))
+        self.decisions[role] += 1
+        self.choices[role] += int(d.ids.size + d.can_skip >= 2)
+        self.state.apply(choice)
+        self.steps += 1
+        self._obs = {}
+        self._decision = self.state.decision()
+        return None
+
+    def objective(self) -> float:
+        return float(self.state.objective())
+
+    def state_vector(self) -> np.ndarray:
+        return np.asarray(self.state.state_vector(), dtype=np.float64)
+
+    def info(self) -> dict[str, Any]:
+        """Repair counts per role and the benchmark's counters (for ``infos`` and results)."""
+        return {"repairs": dict(self.repairs), **self.state.counters()}
+
+    # -- observations ------------------------------------------------------------------
+    def context(self, k: int) -> Decision:
+        d = self._decision
+        if d is not None and d.role == k:
+            return d
+        return Decision.idle(k)
+
+    def action_mask(self, k: int) -> np.ndarray:
+        n = self.problem.id_space(ROLES[k], self.instance)
+        mask = np.zeros(n + 1, dtype=np.int8)
+        d = self._decision
+        if d is None or d.role != k:
+            mask[0] = 1
+            return mask
+        mask[0] = d.can_skip
+        mask[d.ids + 1] = 1
+        return mask
+
+    def observe(self, role: str) -> dict[str, Any]:
+        if role not in self._obs:
+            k = ROLES.index(role)
+            view = View(self.state, self.context(k), self.problem.id_space(role, self.instance))
+            obs = {p.name: p.get(view) for p in self.problem.roles[self.interface][role].params}
+            obs["action_mask"] = self.action_mask(k)
+            self._obs[role] = obs
+        return _copy(self._obs[role])
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _copy(obs: Any) -> Any:
+    if isinstance(obs, dict):
+        return {k: _copy(v) for k, v in obs.items()}
+    return obs.copy() if isinstance(obs, np.ndarray) else obs
