@@ -66,8 +66,9 @@ def test_splits_match_manifest_and_regenerate_bit_for_bit(name, tmp_path):
     assert [len(b) for b in s.train] == [10] * 5
     if name in DCOPS:
         assert len(s.test_instances()) == 50
-    else:  # 20 per test size (Table app-data-summary)
-        assert {k: len(v) for k, v in s.test.items()} == {"test50": 20, "test80": 20}
+    else:  # 20 per test size (Table app-data-summary): 50 and 80, 100 and 200 customers for routing CO
+        sizes = ("test100", "test200") if name in CO else ("test50", "test80")
+        assert {k: len(v) for k, v in s.test.items()} == dict.fromkeys(sizes, 20)
     files = read_manifest()["files"]
     for regime, count in split_plan(name):
         path = tmp_path / f"{regime}.npz"
