@@ -6,6 +6,7 @@ Examples::
     relic-baselines eval --env shds --team lsga-dsa:paper
     relic-baselines table --env dgc --plot docs/results   # every DCOP row beside CP-SAT's optimum
     relic-baselines optimum --write dgc                   # re-solve the test split with CP-SAT (extra: solvers)
+    relic-baselines optimum --write mas_jd --hint atc     # MAS: offline CP-SAT references of test50 and test80
 
 ``eval`` takes every team ``relic-envs eval`` takes (seeds, case-study, initial, program
 files) plus the classical DCOP algorithms; it lives here because ``relic_envs`` never
@@ -62,13 +63,22 @@ def _cmd_table(args: argparse.Namespace) -> int:
 
 def _cmd_optimum(args: argparse.Namespace) -> int:
     from baselines.dcop import cpsat
+    from baselines.mas import cpsat as mas_cpsat
 
     for name in args.write or []:
+        if name in mas_cpsat.MAS:
+            mas_cpsat.write_cache(name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet)
+            print(f"wrote {mas_cpsat.cache_path(name)}")
+            continue
         cache = cpsat.write_cache(
             name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet
         )
         print(f"wrote {cpsat.cache_path(name)}: {dict(zip(*np.unique(cache.status, return_counts=True)))}")
-    for name in args.write or [n for n in cpsat.DCOPS]:
+    for name in args.write or [*cpsat.DCOPS, *mas_cpsat.MAS]:
+        if name in mas_cpsat.MAS:
+            cache = mas_cpsat.load_cache(name)
+            print(mas_cpsat.summary(name, cache) if cache else f"{name}: no cached CP-SAT results; {mas_cpsat.INSTALL_HINT} {name}")
+            continue
         cache = cpsat.load_cache(name)
         if cache is None:
             print(f"{name}: no cached CP-SAT results; {cpsat.INSTALL_HINT} {name}")
@@ -96,10 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     tb.add_argument("--quiet", action="store_true")
     tb.set_defaults(func=_cmd_table)
     op = sub.add_parser("optimum", help="show (default) or re-solve (--write) the cached CP-SAT optimum references")
-    op.add_argument("--write", nargs="+", choices=list(DCOPS))
+    op.add_argument("--write", nargs="+", choices=[*DCOPS, "mas_jd", "mas_st", "mas_fs"])
     op.add_argument("--time-limit", type=float, default=10.0, help="seconds per instance (default 10)")
     op.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
-    op.add_argument("--hint", help="warm-start CP-SAT from this classical configuration's answer, e.g. lsga-dsa")
+    op.add_argument("--hint", help="warm-start CP-SAT from this classical configuration's answer, e.g. lsga-dsa "
+                    "(DCOP) or seeds / atc / wspt (MAS)")
     op.add_argument("--quiet", action="store_true")
     op.set_defaults(func=_cmd_optimum)
     return parser

@@ -12,7 +12,7 @@ from relic_envs.seeds import seed_path
 def test_list_shows_all_fourteen(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert out.count("built") == 12 and out.count("planned") == 2
+    assert out.count("built") == 14 and out.count("planned") == 0
 
 
 def test_eval_seed_files_and_builtin_team(capsys):
@@ -35,7 +35,7 @@ def test_cli_case_study_team(capsys):
     assert main(["eval", "--env", "mapp_pc", "--team", "case-study", "--quiet"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # refused before any header is printed
-    assert "no case-study programs for 'mapp_pc' (paper interface)" in captured.err and "dgc, mapp_ar" in captured.err
+    assert "no case-study programs for 'mapp_pc' (paper interface)" in captured.err and "dgc, fstsp, mapp_ar, mas_fs, mrcps" in captured.err
 
 
 def test_module_entry_point_runs():

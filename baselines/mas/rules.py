@@ -122,7 +122,8 @@ def rule_team(name: str, rule: str) -> dict[str, Any]:
 
 
 def measure(names=("mas_jd", "mas_st", "mas_fs")) -> list[tuple[str, str, str, float, float]]:
-    """``(benchmark, team, regime, mean, std)`` of the seed team and every rule on the test splits."""
+    """``(benchmark, team, regime, mean, std)`` of the seed teams (paper and alternative
+    interface) and every rule on the test splits."""
     import relic_envs
     from relic_envs.core.rollout import rollout
     from relic_envs.seeds import seed_team
@@ -130,11 +131,11 @@ def measure(names=("mas_jd", "mas_st", "mas_fs")) -> list[tuple[str, str, str, f
     rows = []
     for name in names:
         s = relic_envs.splits(name)
-        teams = {"seeds": seed_team(name)}
-        teams.update({rule: rule_team(name, rule) for rule, table in RULES.items() if name in table})
-        for label, team in teams.items():
+        teams = {"seeds": (seed_team(name), "paper"), "seeds-alt": (seed_team(name, "alt"), "alt")}
+        teams.update({rule: (rule_team(name, rule), "paper") for rule, table in RULES.items() if name in table})
+        for label, (team, interface) in teams.items():
             for regime, instances in s.test.items():
-                results = rollout(name, team, instances)
+                results = rollout(name, team, instances, interface=interface)
                 if not all(r.valid for r in results):
                     raise RuntimeError(f"{name} {label}: invalid rollouts {[r.invalid for r in results if not r.valid]}")
                 values = np.array([r.objective for r in results])

@@ -68,6 +68,11 @@ class Episode(abc.ABC):
         (void, depot fallback) to exactly the actions this refuses.
         """
 
+    def check_team(self, actions: Mapping[str, Any]) -> Invalid | None:
+        """A refusal that only all answers together show (MAS-JD/FS: the whole team idling
+        when nothing else can happen), or ``None``. Pure, like :meth:`check`."""
+        return None
+
     def info(self) -> dict[str, Any]:
         """Per-episode counters for ``infos`` and rollout results (CO: repairs per role)."""
         return {}

@@ -201,6 +201,16 @@ class RelicParallelEnv(ParallelEnv):
                 if self.on_invalid == "penalize":
                     action = WAIT
             applied[role] = action
+        # Joint rules are only visible on all answers together. In "penalize" mode each
+        # blamed answer becomes WAIT, which check_team no longer blames, so this ends; in
+        # "program" mode a refused answer already voids the step (checked once only).
+        while not (refused and self.on_invalid == "program") and (invalid := self.episode.check_team(applied)):
+            if self.on_invalid == "raise":
+                raise InvalidAction(invalid.role, invalid.reason, invalid.detail, actions[invalid.role])
+            refused.append(invalid)
+            if self.on_invalid == "program":
+                break  # the episode voids the rollout in step()
+            applied[invalid.role] = WAIT
         return applied, refused
 
     def step(self, actions: dict[str, Any]):

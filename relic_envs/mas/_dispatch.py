@@ -26,11 +26,18 @@ MAS-ST); ``-1`` idles until the next event.
 invalidate the rollout"): for an acting role an exception (``"exception"``), a value
 that is not an integer (``"type"``; ``bool`` and floats such as ``3.0`` included), an
 integer outside ``-1..N-1`` (``"range"``) or a job not in its pool (``"pool"``) voids
-the rollout. So does ``-1`` at a *last-chance* epoch of MAS-JD/FS, where no release is
-pending and no resource is busy, from a role whose pool is non-empty (``"stall"``):
+the rollout. So does a *team stall* in MAS-JD/FS: at a *last-chance* epoch, where no
+release is pending and no resource is busy, every acting role answers ``-1`` although
+some pool is non-empty (``"stall"``, charged to the first such role in A, B, C order):
 idling there would wait for an event that never comes and leave jobs unfinished, which
-B.2 forbids ("each job is assigned exactly once"; "all jobs must finish"). MAS-ST has
-no such rule: tasks may stay unserved, and the episode ends when no event is left.
+B.2 forbids ("each job is assigned exactly once"; "all jobs must finish"). One role
+idling while a teammate dispatches is fine: the teammate's completion is the next
+event. The rule is joint, so ``check`` (one role) never reports it; ``check_team``
+(all answers) does, and ``step`` applies it. The ``action_mask`` is conservative: at
+a last-chance epoch it forbids ``-1`` to the *designated* role, the first free one (A,
+B, C order) with a non-empty pool, so every combination of masked-in answers is valid.
+MAS-ST has no such rule: tasks may stay unserved, and the episode ends when no event is
+left.
 
 **End.** The episode ends when every job's last operation is dispatched, or when no
 event is left (MAS-ST: the remaining tasks are unserved). A MAS-JD/FS episode can end
@@ -68,7 +75,8 @@ _REASON_DOC = {
     "type": "a job id must be an integer (or -1 to idle)",
     "range": "the job id is outside -1..N-1",
     "pool": "the job is not in this role's pool of released, ready, undispatched jobs",
-    "stall": "idling with jobs waiting when no release is pending and no resource is busy would leave jobs unfinished",
+    "stall": "the whole team idled with jobs waiting when no release is pending and no resource is busy (jobs would stay "
+    "unfinished)",
 }
 
 
@@ -109,6 +117,7 @@ class View:
     machine: np.ndarray  # (N, S) int64 resource that ran each operation, -1 if not dispatched
     end: np.ndarray  # (N, S) float64 completion time of each dispatched operation, nan otherwise
     load: np.ndarray  # (3,) float64 total duration dispatched to each resource so far
+    durations: np.ndarray  # (3, N, S) float64 duration of each operation on each resource (read-only)
 
     @property
     def pool(self) -> np.ndarray:
@@ -117,6 +126,17 @@ class View:
     @property
     def teammates(self) -> list[int]:
         return [j for j in range(len(ROLES)) if j != self.k]
+
+    def stage(self, k: int) -> int:
+        """The operation resource ``k`` works on (its stage in MAS-FS, else 0)."""
+        return k if self.machine.shape[1] > 1 else 0
+
+    def ready_time(self, s: int) -> np.ndarray:
+        """``(N,)`` time each job's operation ``s`` became (or becomes) ready; ``inf`` if its
+        previous operation is not dispatched yet."""
+        if s == 0:
+            return self.instance.release.astype(np.float64)
+        return np.where(self.machine[:, s - 1] >= 0, np.nan_to_num(self.end[:, s - 1], nan=np.inf), np.inf)
 
 
 # -- getters shared by the benchmarks' role tables --------------------------------------
@@ -308,6 +328,7 @@ class DispatchEpisode(Episode):
         self.steps = 0
         self.ended = False
         self._last_chance = False
+        self._designated: int | None = None  # at a last-chance epoch: the role whose -1 the mask forbids
         self.void: Invalid | None = None
         self.collisions: list[tuple[int, str, int]] = []  # (step, role, job) of every collision
         self._obs: dict[str, dict[str, Any]] = {}
@@ -339,8 +360,11 @@ class DispatchEpisode(Episode):
             self.t = t
             self._pools = self.pools(t)
             self._free = self.busy <= t
-            if np.any(self._free & self._pools.any(axis=1)):
+            waiting = self._free & self._pools.any(axis=1)
+            if np.any(waiting):
                 self._last_chance = self._next_event(t) is None
+                stuck = self._last_chance and self.problem.must_finish
+                self._designated = int(np.flatnonzero(waiting)[0]) if stuck else None
                 return
             nxt = self._next_event(t)
             if nxt is None:
@@ -369,8 +393,7 @@ class DispatchEpisode(Episode):
         if not IDLE <= j < self.instance.n_jobs:
             return "range"
         if j == IDLE:
-            stall = self.problem.must_finish and self._last_chance and self._pools[k].any()
-            return "stall" if stall else None
+            return None  # a team stall is joint: check_team
         return None if self._pools[k, j] else "pool"
 
     def check(self, role: str, action: Any) -> Invalid | None:
@@ -383,16 +406,38 @@ class DispatchEpisode(Episode):
         detail = str(action) if isinstance(action, BaseException) else _REASON_DOC.get(why, why)
         return Invalid(role, why, detail)
 
+    def check_team(self, actions: Mapping[str, Any]) -> Invalid | None:
+        """The first reason the answers of all roles together void the rollout now, or ``None``.
+
+        Each acting role's own answer (:meth:`check`), then the team stall of MAS-JD/FS
+        (module docs). Pure: the state does not change.
+        """
+        if self.done:
+            return None
+        acting = [(k, r) for k, r in enumerate(ROLES) if self._free[k]]
+        for _, role in acting:
+            invalid = self.check(role, actions.get(role))
+            if invalid is not None:
+                return invalid
+        if not (self.problem.must_finish and self._last_chance):
+            return None
+        answers = [(k, r, actions.get(r)) for k, r in acting]
+        if any(a is not WAIT and as_id(a) != IDLE for _, _, a in answers):
+            return None  # someone dispatches: its completion is the next event
+        idlers = [r for k, r, a in answers if a is not WAIT and self._pools[k].any()]
+        if not idlers:
+            return None  # only refused answers (WAIT): the env's penalize mode ends the episode, charging H
+        return Invalid(idlers[0], "stall", _REASON_DOC["stall"])
+
     def step(self, actions: Mapping[str, Any]) -> Invalid | None:
         if self.done:
             raise RuntimeError("the episode has ended")
         acting = [(k, r) for k, r in enumerate(ROLES) if self._free[k]]
-        for _, role in acting:  # B.2: any bad answer voids the rollout; nothing is applied
-            invalid = self.check(role, actions.get(role))
-            if invalid is not None:
-                self.void = invalid
-                self.steps += 1
-                return invalid
+        invalid = self.check_team(actions)  # B.2: any bad answer voids the rollout; nothing is applied
+        if invalid is not None:
+            self.void = invalid
+            self.steps += 1
+            return invalid
         taken: set[int] = set()
         for k, role in acting:  # deterministic application order A, B, C
             action = actions.get(role)
@@ -443,7 +488,7 @@ class DispatchEpisode(Episode):
         return View(
             k=k, t=self.t, instance=self.instance, busy=self.busy.copy(), pools=self._pools.copy(),
             released=self.instance.release <= self.t, machine=self.machine.copy(), end=self.end.copy(),
-            load=self.load.copy(),
+            load=self.load.copy(), durations=self.durations,
         )
 
     def action_mask(self, k: int) -> np.ndarray:
@@ -453,7 +498,7 @@ class DispatchEpisode(Episode):
             mask[0] = 1
             return mask
         mask[1:] = self._pools[k]
-        mask[0] = self.reason(k, IDLE) is None
+        mask[0] = k != self._designated  # conservative: see the module docs (team stall)
         return mask
 
     def observe(self, role: str) -> dict[str, Any]:

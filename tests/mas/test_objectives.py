@@ -68,13 +68,32 @@ def test_numpy_integers_are_job_ids():
     assert ep.step({"A": np.int32(0), "B": np.array(1), "C": np.int64(-1)}) is None
 
 
-def test_idling_at_a_last_chance_epoch_is_a_stall():
+def test_the_whole_team_idling_at_a_last_chance_epoch_is_a_stall():
     one = JDInstance(release=_f(0), proc=_f(1), due=_f(1), weight=_f(1))
     ep = JD.new_episode(one)  # nothing else will ever happen: someone must take job 0
-    assert ep.check("A", -1).reason == "stall"
-    assert ep.observe("A")["action_mask"].tolist() == [0, 1]
+    assert ep.check("A", -1) is None  # one role idling is not a stall by itself ...
+    assert ep.check_team({"A": -1, "B": -1, "C": -1}).reason == "stall"  # ... the whole team idling is
+    # the mask is conservative: the designated role (the first free one with a pool) may not idle
+    assert [ep.observe(r)["action_mask"].tolist() for r in "ABC"] == [[0, 1], [1, 1], [1, 1]]
+    invalid = ep.step({"A": -1, "B": -1, "C": -1})
+    assert invalid.role == "A" and invalid.reason == "stall" and ep.done and ep.void is not None
+    ep = JD.new_episode(one)
+    assert ep.step({"A": -1, "B": -1, "C": 0}) is None  # A and B idle while C takes it: valid
+    assert ep.done and ep.objective() == 0.0
+    ep = JD.new_episode(one)
     ep.step({"A": 0, "B": 0, "C": 0})  # B and C collide with A: fine
     assert ep.done and ep.objective() == 0.0
+
+
+def test_idling_while_a_teammate_finishes_the_last_jobs_is_valid():
+    # Two jobs released at 0, both on machine B one after the other; A and C idle at the
+    # last-chance epoch t = 1 (no release pending, nobody busy) while B takes job 1.
+    two = JDInstance(release=_f(0, 0), proc=_f(1, 1), due=_f(5, 5), weight=_f(1, 1))
+    ep = JD.new_episode(two)
+    assert ep.step({"A": -1, "B": 0, "C": -1}) is None
+    assert ep.t == 1.0 and ep._last_chance
+    assert ep.step({"A": -1, "B": 1, "C": -1}) is None
+    assert ep.done and ep.machine[:, 0].tolist() == [1, 1] and ep.objective() == 0.0
 
 
 def test_penalized_stall_charges_the_horizon():

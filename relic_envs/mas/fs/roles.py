@@ -1,10 +1,14 @@
-"""MAS-FS roles: the paper's signatures (Appendix B.2).
+"""MAS-FS roles: the paper's signatures (Appendix B.2) and the alternative interface.
 
 Roles are fixed to stages: A dispatches stage 1, B stage 2, C stage 3. Each buffer is
 ``{job: (p_here, w)}``: the jobs waiting at that stage (released, or done upstream) with
 their processing time there and their weight. A also gets ``dummy``, the paper's fixed
 placeholder (always 0.0); B the stage-1 machine's busy-until time and the number of
 jobs waiting at stage 3; C the three busy-until times and a table of the released jobs.
+The alternative interface (``relic_envs.mas._alt``): A (stage 1) sees its buffer with
+the delay each job has accumulated there, B (stage 2) dense weights, its finish times
+and the wait each job would meet at stage 3, C (stage 3) the team state and the job
+table with each waiting job's delay.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 from relic_envs.mapp import _fields as F
 from relic_envs.mas import _codecs as M
 from relic_envs.mas import _dispatch as D
+from relic_envs.mas._alt import alt_roles, downstream_wait
 from relic_envs.mas.fs import generator, simulator
 
 DUMMY = 0.0
@@ -80,10 +85,56 @@ PAPER = {
 }
 
 
+
+
+def _waited(v: D.View) -> np.ndarray:
+    """``(N,)`` for each job waiting in some buffer: how long it has waited there (else 0)."""
+    out = np.zeros(v.instance.n_jobs)
+    for s in range(3):
+        ready = v.ready_time(s)
+        waiting = (v.machine[:, s] < 0) & (ready <= v.t)
+        out[waiting] = v.t - ready[waiting]
+    return out
+
+
+def _candidate_rows(v: D.View) -> np.ndarray:
+    proc, s = v.instance.proc, v.k
+    return np.stack([_waited(v), proc[:, s], proc[:, s + 1:].sum(axis=1), v.instance.weight], axis=1)
+
+
+def _alt_table(v: D.View) -> np.ndarray:
+    rows = _job_table(v)["value"]  # (stage_current, remaining_1, remaining_2, remaining_3, w)
+    return np.column_stack([rows, _waited(v), v.pool.astype(np.float64)])
+
+
+ALT = alt_roles(
+    unit="stage",
+    candidates=(
+        "{job_id: (waited, p_here, p_rest, w_j)} over the jobs waiting in this stage's buffer; MAS-FS has no due dates, "
+        "so the urgency is waited = t_now - the time the job became ready here (its release at stage 1), the delay it "
+        "has already accumulated (each unit of delay costs w_j); p_here its processing time at this stage; p_rest its "
+        "processing time at the later stages; w_j its weight", 4, _candidate_rows,
+    ),
+    values=("w_j, the job's weight (its cost per unit of completion time)", lambda v: v.instance.weight),
+    contention=F.ParamSpec(
+        "downstream_wait", "np.ndarray", "(N,) per job id: how long the job would wait at the next stage if this stage "
+        "started it now, queued behind the next stage's current job and everything in its buffer (0 outside this "
+        "role's pool)", F.NodeVector(0.0), downstream_wait,
+    ),
+    table=(
+        "(m, 7) float64, one row per released job in id order: (stage_current, remaining_1, remaining_2, remaining_3, "
+        "w, waited, available); stage_current = 0, 1, 2 for the stage the job waits at or runs in, 3 once finished; "
+        "remaining_s = processing time still to do at stage s (p_js before it starts, the rest while it runs, 0 "
+        "after); waited = how long it has been waiting in its current buffer (0 while running or finished); "
+        "available = 1.0 if it waits in this stage's (stage 3) buffer", 7, _alt_table,
+    ),
+)
+
+
 class FSProblem(D.DispatchProblem):
     name = "mas_fs"
     instance_type = generator.FSInstance
-    roles = {"paper": PAPER}
+    roles = {"paper": PAPER, "alt": ALT}
     generator = generator
     simulator = simulator
     stages = 3

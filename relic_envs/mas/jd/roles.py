@@ -1,10 +1,13 @@
-"""MAS-JD roles: the paper's signatures (Appendix B.2).
+"""MAS-JD roles: the paper's signatures (Appendix B.2) and the alternative interface.
 
 Each role owns one of the three identical machines (A: machine 0, B: 1, C: 2). A sees
 its own availability, the pool ``{job: (p_j, d_j, w_j)}`` and ``p_mine``; B also the two
 teammates' busy-until times; C the whole busy vector and the pool as dense arrays
 (``job_ids`` and ``job_features`` with columns ``(p_j, d_j, w_j)``, rows in id order).
-The pool is the released jobs no machine has taken yet.
+The pool is the released jobs no machine has taken yet. The alternative interface
+(``relic_envs.mas._alt``): A sees its pool with each job's slack, B dense weights,
+finish times and the earliest finish a teammate could offer, C the team state and a
+table of the released jobs.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 from relic_envs.mapp import _fields as F
 from relic_envs.mas import _codecs as M
 from relic_envs.mas import _dispatch as D
+from relic_envs.mas._alt import alt_roles, machine_and_completion, rival_finish
 from relic_envs.mas.jd import generator, simulator
 
 
@@ -71,10 +75,45 @@ PAPER = {
 }
 
 
+
+
+def _slack_rows(v: D.View) -> np.ndarray:
+    inst = v.instance
+    return np.stack([inst.due - (v.t + inst.proc), inst.proc, inst.weight], axis=1)
+
+
+def _table(v: D.View) -> np.ndarray:
+    inst = v.instance
+    machine, completion = machine_and_completion(v)
+    return np.stack([inst.proc, inst.due, inst.weight, machine, completion, v.pool.astype(np.float64)], axis=1)
+
+
+ALT = alt_roles(
+    unit="machine",
+    candidates=(
+        "{job_id: (slack, p_j, w_j)} over the jobs of the pool (released, not taken by any machine); slack = d_j - "
+        "(t_now + p_j), the time to spare if this machine started the job now (negative: it will be late whatever "
+        "happens); p_j processing time, w_j tardiness weight", 3, _slack_rows,
+    ),
+    values=("w_j, the job's tardiness weight (its cost per unit of lateness)", lambda v: v.instance.weight),
+    contention=F.ParamSpec(
+        "rival_finish", "np.ndarray", "(N,) per job id: the earliest time one of the two teammate machines could "
+        "finish the job (once it is free, plus p_j; the machines are identical); inf outside this role's pool",
+        F.NodeVector(0.0), rival_finish,
+    ),
+    table=(
+        "(m, 6) float64, one row per released job in id order (ids follow release order): (p_j, d_j, w_j, machine, "
+        "completion, available); machine = 0, 1, 2 (A, B, C) for the machine that runs or ran the job, -1 while it "
+        "waits; completion = its completion time, -1 while it waits; available = 1.0 if this role may take it now",
+        6, _table,
+    ),
+)
+
+
 class JDProblem(D.DispatchProblem):
     name = "mas_jd"
     instance_type = generator.JDInstance
-    roles = {"paper": PAPER}
+    roles = {"paper": PAPER, "alt": ALT}
     generator = generator
     simulator = simulator
     stages = 1

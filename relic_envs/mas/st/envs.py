@@ -1,7 +1,7 @@
 """MAS-ST as PettingZoo environments, registered as ``relic/mas_st-v0``.
 
 ``parallel_env(**kw)`` and ``env(**kw)`` (AEC) take the keywords of
-:func:`relic_envs.make` (``instances``, ``regime``, ``max_cycles``, ``on_invalid``, ...).
+:func:`relic_envs.make` (``interface="alt"``, ``instances``, ``regime``, ``max_cycles``, ``on_invalid``, ...).
 """
 
 from relic_envs.core.registry import pettingzoo_factories

@@ -1,4 +1,4 @@
-"""MAS-ST roles: the paper's signatures (Appendix B.2).
+"""MAS-ST roles: the paper's signatures (Appendix B.2) and the alternative interface.
 
 Each role owns one worker (A: worker 0, B: 1, C: 2). A sees its own skill vector and
 availability; B its own state and the teammates' states as dicts; C the whole skill
@@ -6,7 +6,10 @@ matrix, busy vector and a dense task-feature matrix with rows ``(j, c_j, p_j, v_
 d_j)``. A and B get the pool as ``{j: (c_j, p_j, v_j, d_j)}`` (``c_j`` an int, ``p_j``
 the nominal duration: the worker's time is ``p_j / s_{k c_j}``). The pool is the
 released tasks no worker has taken yet and this worker is qualified for (every
-generated worker is qualified for every task).
+generated worker is qualified for every task). The alternative interface
+(``relic_envs.mas._alt``): A sees its pool with each task's slack at its own speed, B
+dense attainable values, its finish times and the earliest finish a teammate could
+offer, C the team state and a table of the released tasks with every worker's time.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import numpy as np
 from relic_envs.mapp import _fields as F
 from relic_envs.mas import _codecs as M
 from relic_envs.mas import _dispatch as D
+from relic_envs.mas._alt import alt_roles, machine_and_completion, own_time, rival_finish
 from relic_envs.mas.st import generator, simulator
 
 
@@ -87,10 +91,56 @@ PAPER = {
 }
 
 
+
+
+def _slack_rows(v: D.View) -> np.ndarray:
+    inst, mine = v.instance, own_time(v)
+    return np.stack([inst.deadline - (v.t + mine), mine, inst.value], axis=1)
+
+
+def _attainable(v: D.View) -> np.ndarray:
+    inst = v.instance
+    return np.where(v.t + own_time(v) <= inst.deadline, inst.value, 0.0)
+
+
+def _table(v: D.View) -> np.ndarray:
+    inst = v.instance
+    worker, completion = machine_and_completion(v)
+    times = v.durations[:, :, 0].T  # (N, 3) each worker's time
+    cols = [inst.category.astype(np.float64), inst.value, inst.deadline]
+    return np.column_stack([*cols, times, worker, completion, v.pool.astype(np.float64)])
+
+
+ALT = alt_roles(
+    unit="worker",
+    candidates=(
+        "{task_id: (slack, p_eff, v_j)} over the tasks of the pool (released, not taken by any worker); p_eff = "
+        "p_j / skill of this worker in the task's category, the time it would take; slack = d_j - (t_now + p_eff), "
+        "the time to spare if this worker started it now (negative: it would finish late and earn nothing, while "
+        "still occupying the worker); v_j its value", 3, _slack_rows,
+    ),
+    values=(
+        "v_j if this worker could still finish the task by its deadline starting now (t_now + p_eff <= d_j), else 0 "
+        "(a late task earns nothing)", _attainable,
+    ),
+    contention=F.ParamSpec(
+        "rival_finish", "np.ndarray", "(N,) per task id: the earliest time one of the two teammates could finish the "
+        "task (once it is free, at its own skill); inf outside this role's pool", F.NodeVector(0.0), rival_finish,
+    ),
+    table=(
+        "(m, 9) float64, one row per released task in id order (ids follow release order): (c_j, v_j, d_j, time_A, "
+        "time_B, time_C, worker, completion, available); c_j the category (integral float); time_k = p_j / skill of "
+        "worker k (A, B, C; this role's worker is C) in c_j; worker = 0, 1, 2 for the worker that runs or ran it, -1 "
+        "while it waits; completion = its completion time, -1 while it waits; available = 1.0 if this role may take "
+        "it now", 9, _table,
+    ),
+)
+
+
 class STProblem(D.DispatchProblem):
     name = "mas_st"
     instance_type = generator.STInstance
-    roles = {"paper": PAPER}
+    roles = {"paper": PAPER, "alt": ALT}
     generator = generator
     simulator = simulator
     stages = 1

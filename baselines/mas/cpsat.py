@@ -1,0 +1,485 @@
+"""Offline optimum references for MAS-JD, MAS-ST and MAS-FS with OR-Tools CP-SAT
+(``pip install 'relic-envs[solvers]'``).
+
+These are **offline (clairvoyant) references for an online problem**: the solver knows
+every job of the instance from the start, release times included, while a team of the
+benchmark only ever sees the released jobs. A team's gap to them is therefore an upper
+bound on its gap to the best online policy.
+
+Interval models (Appendix B.2, every constraint and the exact objective):
+
+- **MAS-JD**, ``P3|r_j|sum w_j T_j``: one interval per job (start ``>= r_j``, size
+  ``p_j``) in a ``cumulative`` of capacity 3 (three identical machines: any schedule
+  with at most three jobs at a time is a three-machine schedule, by interval colouring,
+  and the cumulative removes the machine symmetry); ``T_j >= C_j - d_j``, ``T_j >= 0``;
+  minimise ``sum w_j T_j``. The machines are assigned afterwards by colouring the
+  intervals in start order.
+- **MAS-ST**: per task and worker an optional interval of the skill-adjusted duration
+  ``p_j / max(s_{k c_j}, eps)`` (only for qualified workers, and only where it can end by
+  ``d_j``), at most one per task, ``no_overlap`` per worker, start ``>= r_j`` and end
+  ``<= d_j``; maximise the value of the scheduled tasks. A late task earns nothing and
+  only delays its worker, so an optimal schedule never runs one: leaving it out loses
+  nothing.
+- **MAS-FS**, ``F3|r_j|sum w_j C_j`` non-permutation: three intervals per job, one per
+  stage, ``no_overlap`` per stage, ``S_j1 >= r_j``, ``S_j,s+1 >= C_js``; minimise
+  ``sum w_j C_j3``.
+
+**Integer time.** CP-SAT needs integers: every time is multiplied by ``TIME_SCALE = 10^4``
+and rounded *towards the better objective*: releases and durations down, due dates and
+deadlines up; weights (JD/FS) are scaled by ``w_scale`` (1 when all weights are
+integers, as in every generated instance, else 10^3) and rounded down, values (ST) up.
+Every true schedule is then feasible in the model with a model objective at least as
+good, so CP-SAT's proven bound, divided back, is a valid bound on the true optimum
+(a lower bound of the JD/FS cost, an upper bound of the ST value).
+
+**Recomputed objective.** The solver's schedule is turned into one dispatch sequence per
+resource (by model start time) and replayed through the benchmark's own event
+simulator (``DispatchEpisode``): each resource takes the next job of its sequence as
+soon as it is in its pool, with the true (unrounded) data; in MAS-ST a task that would
+now finish after its deadline is dropped from the sequence (it could only earn nothing
+and delay the rest). The replay is semi-active (no start is later than the data and the
+sequence force), and its episode objective is the reported ``objective``; the model's
+own value (divided back) is ``model_objective``. The rounding can separate the two:
+for JD/FS each completion moves by less than ``(N + 1) / TIME_SCALE``, so a result
+``optimal`` for the model is within ``slack`` (``(N + 1) sum w_j / TIME_SCALE``) of the
+true optimum; in MAS-ST a task within that distance of its deadline may fall late in the
+replay (the result then reports ``model_objective > objective``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from relic_envs.core.benchmark import ROLES
+from relic_envs.core.instance import Instance
+from relic_envs.core.registry import get_benchmark
+from relic_envs.errors import InvalidConfig, MissingExtra
+
+MAS = ("mas_jd", "mas_st", "mas_fs")
+TIME_SCALE = 10_000
+DEFAULT_TIME_LIMIT = 10.0
+DEFAULT_WORKERS = 2
+CACHE_DIR = Path(__file__).parent / "data"
+CACHE_NAME = "cpsat_test.npz"
+INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-baselines optimum --write"
+
+
+def _cp_model():
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise MissingExtra("ortools", "solvers") from exc
+    return cp_model
+
+
+@dataclasses.dataclass(frozen=True)
+class CPSATResult:
+    """CP-SAT's answer on one instance (see the module doc for each field's meaning)."""
+
+    machine: np.ndarray  # (N, S) int64, resource of each operation in the replay (-1: not run, MAS-ST only)
+    start: np.ndarray  # (N, S) float64, start of each operation in the replay (nan: not run)
+    objective: float  # the episode objective of the replayed schedule (paper units and direction)
+    model_objective: float  # CP-SAT's objective value divided back
+    bound: float  # proven bound on the true optimum (lower for JD/FS costs, upper for the ST value)
+    slack: float  # JD/FS: the rounding's largest effect on the cost of one schedule; ST: 0 (see module doc)
+    status: str  # "optimal" | "feasible"
+    wall_time: float
+
+
+def _floor(x) -> np.ndarray:
+    return np.floor(np.asarray(x, dtype=np.float64) * TIME_SCALE).astype(np.int64)
+
+
+def _ceil(x) -> np.ndarray:
+    return np.ceil(np.asarray(x, dtype=np.float64) * TIME_SCALE).astype(np.int64)
+
+
+def _w_scale(w: np.ndarray) -> int:
+    return 1 if np.all(w == np.round(w)) else 1000
+
+
+class _Built:
+    """A model with what is needed to read its schedule back."""
+
+    def __init__(self, m, obj_div: float, maximize: bool):
+        self.m, self.obj_div, self.maximize = m, obj_div, maximize
+        self.read = None  # solver -> list of (job, stage, resource or -1 for "any", model start)
+        self.hint = None  # (job, stage) start hint setter
+
+
+def _jd(inst, cp_model) -> _Built:
+    n = inst.n_jobs
+    r, p, d = _floor(inst.release), _floor(inst.proc), _ceil(inst.due)
+    ws = _w_scale(inst.weight)
+    w = np.floor(inst.weight * ws).astype(np.int64)
+    horizon = int(r.max() + p.sum())
+    m = cp_model.CpModel()
+    starts = [m.new_int_var(int(r[j]), horizon, f"s{j}") for j in range(n)]
+    intervals = [m.new_fixed_size_interval_var(starts[j], int(p[j]), f"i{j}") for j in range(n)]
+    m.add_cumulative(intervals, [1] * n, len(ROLES))
+    tardy = []
+    for j in range(n):
+        t = m.new_int_var(0, max(0, horizon - int(d[j])), f"T{j}")
+        m.add(t >= starts[j] + int(p[j]) - int(d[j]))
+        tardy.append(t)
+    m.minimize(sum(int(w[j]) * tardy[j] for j in range(n)))
+    built = _Built(m, TIME_SCALE * ws, maximize=False)
+    built.read = lambda s: [(j, 0, -1, s.value(starts[j])) for j in range(n)]
+    built.hint = lambda j, st, t: m.add_hint(starts[j], t)
+    return built
+
+
+def _st(inst, cp_model) -> _Built:
+    from relic_envs.mas.st import simulator
+
+    n = inst.n_jobs
+    r, dl = _floor(inst.release), _ceil(inst.deadline)
+    dur = _floor(simulator.durations(inst)[:, :, 0])  # (3, N)
+    qualified = simulator.qualified(inst)
+    vs = _w_scale(inst.value)
+    v = np.ceil(inst.value * vs).astype(np.int64)
+    m = cp_model.CpModel()
+    per_worker: list[list] = [[] for _ in ROLES]
+    present: dict[tuple[int, int], Any] = {}
+    starts: dict[tuple[int, int], Any] = {}
+    for j in range(n):
+        for k in range(len(ROLES)):
+            latest = int(dl[j] - dur[k, j])
+            if not qualified[k, j] or latest < r[j]:
+                continue
+            x = m.new_bool_var(f"x{j}_{k}")
+            s = m.new_int_var(int(r[j]), latest, f"s{j}_{k}")
+            per_worker[k].append(m.new_optional_fixed_size_interval_var(s, int(dur[k, j]), x, f"i{j}_{k}"))
+            present[j, k], starts[j, k] = x, s
+        options = [present[j, k] for k in range(len(ROLES)) if (j, k) in present]
+        if options:
+            m.add_at_most_one(options)
+    for ivs in per_worker:
+        m.add_no_overlap(ivs)
+    m.maximize(sum(int(v[j]) * x for (j, _), x in present.items()))
+    built = _Built(m, vs, maximize=True)
+    built.read = lambda s: [(j, 0, k, s.value(starts[j, k])) for (j, k), x in present.items() if s.boolean_value(x)]
+
+    def hint(j, st, t, k=None):
+        if (j, k) in present:
+            m.add_hint(present[j, k], 1)
+            m.add_hint(starts[j, k], t)
+
+    built.hint = hint
+    return built
+
+
+def _fs(inst, cp_model) -> _Built:
+    n = inst.n_jobs
+    r, p = _floor(inst.release), _floor(inst.proc)
+    ws = _w_scale(inst.weight)
+    w = np.floor(inst.weight * ws).astype(np.int64)
+    horizon = int(r.max() + p.sum())
+    m = cp_model.CpModel()
+    starts = [[m.new_int_var(int(r[j]), horizon, f"s{j}_{s}") for s in range(3)] for j in range(n)]
+    for s in range(3):
+        m.add_no_overlap([m.new_fixed_size_interval_var(starts[j][s], int(p[j, s]), f"i{j}_{s}") for j in range(n)])
+    for j in range(n):
+        for s in range(2):
+            m.add(starts[j][s + 1] >= starts[j][s] + int(p[j, s]))
+    m.minimize(sum(int(w[j]) * (starts[j][2] + int(p[j, 2])) for j in range(n)))
+    built = _Built(m, TIME_SCALE * ws, maximize=False)
+    built.read = lambda sol: [(j, s, s, sol.value(starts[j][s])) for j in range(n) for s in range(3)]
+    built.hint = lambda j, st, t: m.add_hint(starts[j][st], t)
+    return built
+
+
+_BUILDERS = {"mas_jd": _jd, "mas_st": _st, "mas_fs": _fs}
+
+
+def _check_name(benchmark: str) -> None:
+    if benchmark not in _BUILDERS:
+        raise InvalidConfig(f"CP-SAT models exist for benchmark in {list(_BUILDERS)}, got {benchmark!r}")
+
+
+def _colour(ops: list[tuple[int, int, int, int]], durations: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Give each MAS-JD job a machine: intervals in start order onto the first machine free by then."""
+    free = [-math.inf] * len(ROLES)
+    out = []
+    for j, s, _, start in sorted(ops, key=lambda o: (o[3], o[0])):
+        k = next((k for k in range(len(ROLES)) if free[k] <= start), None)
+        if k is None:  # pragma: no cover - the cumulative guarantees a free machine
+            raise RuntimeError("CP-SAT schedule uses more than three machines at once")
+        free[k] = start + int(durations[j])
+        out.append((j, s, k, start))
+    return out
+
+
+def sequences(ops: list[tuple[int, int, int, int]]) -> list[list[int]]:
+    """Per resource, its jobs in model-start order (ties: job id)."""
+    seqs: list[list[int]] = [[] for _ in ROLES]
+    for j, _s, k, _start in sorted(ops, key=lambda o: (o[3], o[0])):
+        seqs[k].append(j)
+    return seqs
+
+
+def replay(benchmark: str, instance: Instance, seqs: Sequence[Sequence[int]]):
+    """Play per-resource dispatch sequences through the benchmark's event simulator.
+
+    Each resource takes the next job of its sequence as soon as that job is in its
+    pool (MAS-ST: skipping a task that would finish after its deadline). Returns the
+    finished :class:`~relic_envs.mas._dispatch.DispatchEpisode`; raises ``RuntimeError``
+    when the sequences cannot be played to the end (a job left undone in JD/FS).
+    """
+    bench = get_benchmark(benchmark)
+    ep = bench.new_episode(instance)
+    queue = [list(s) for s in seqs]
+    skip_late = benchmark == "mas_st"
+    while not ep.done:
+        actions = {}
+        for k, role in enumerate(ROLES):
+            if not ep.acting(role):
+                actions[role] = -1
+                continue
+            pool = ep.pools(ep.t)[k]
+            stage = bench.problem.stage(k)
+            while skip_late and queue[k] and pool[queue[k][0]] and (
+                ep.t + ep.durations[k, queue[k][0], stage] > instance.deadline[queue[k][0]]
+            ):
+                queue[k].pop(0)  # it would be late: it earns nothing and would delay the rest
+            actions[role] = queue[k].pop(0) if queue[k] and pool[queue[k][0]] else -1
+        invalid = ep.step(actions)
+        if invalid is not None:
+            raise RuntimeError(f"replay of the CP-SAT schedule voided: {invalid}")
+    if bench.problem.must_finish and ep.unfinished().any():
+        raise RuntimeError(f"replay of the CP-SAT schedule left jobs {np.flatnonzero(ep.unfinished()).tolist()} undone")
+    return ep
+
+
+def _hint_from_team(benchmark: str, instance: Instance, team: str) -> Any:
+    """The finished episode of a classical team (``"seeds"`` or a rule of
+    ``baselines.mas.rules``) on ``instance``: its schedule is the hint."""
+    if team == "seeds":
+        from relic_envs.seeds import seed_team
+
+        policies = seed_team(benchmark)
+    else:
+        from baselines.mas.rules import rule_team
+
+        policies = rule_team(benchmark, team)
+    ep = get_benchmark(benchmark).new_episode(instance)
+    while not ep.done:
+        invalid = ep.step({r: policies[r](ep.observe(r)) if ep.acting(r) else -1 for r in ROLES})
+        if invalid is not None:
+            raise RuntimeError(f"hint team {team!r} is invalid on this instance: {invalid}")
+    return ep
+
+
+def solve_cpsat(
+    benchmark: str,
+    instance: Instance,
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
+    hint: str | None = None,
+) -> CPSATResult:
+    """Solve one instance offline with CP-SAT within ``time_limit`` seconds on ``workers`` threads.
+
+    ``hint`` names a team (``"seeds"``, or a rule of ``baselines.mas.rules`` such as
+    ``"atc"``) whose schedule on this instance is given to CP-SAT as a solution hint; it
+    changes how fast a good solution is found, never the model.
+    """
+    _check_name(benchmark)
+    if not time_limit > 0:
+        raise InvalidConfig(f"time_limit must be > 0 seconds, got {time_limit}")
+    if workers < 1:
+        raise InvalidConfig(f"workers must be >= 1, got {workers}")
+    cp_model = _cp_model()
+    built = _BUILDERS[benchmark](instance, cp_model)
+    if hint is not None:
+        ep = _hint_from_team(benchmark, instance, hint)
+        for j, s in zip(*np.nonzero(ep.machine >= 0)):
+            t = int(_floor(ep.start[j, s]))
+            if benchmark == "mas_st":
+                built.hint(int(j), int(s), t, k=int(ep.machine[j, s]))
+            else:
+                built.hint(int(j), int(s), t)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit)
+    solver.parameters.num_workers = int(workers)
+    solver.parameters.random_seed = 0
+    start = time.perf_counter()
+    status = solver.solve(built.m)
+    wall = time.perf_counter() - start
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise RuntimeError(f"CP-SAT found no solution for {benchmark} within {time_limit}s (status {solver.status_name(status)})")
+    ops = built.read(solver)
+    if benchmark == "mas_jd":
+        ops = _colour(ops, _floor(instance.proc))
+    ep = replay(benchmark, instance, sequences(ops))
+    n = instance.n_jobs
+    weights = instance.value if benchmark == "mas_st" else instance.weight
+    slack = 0.0 if benchmark == "mas_st" else (n + 1) * float(weights.sum()) / TIME_SCALE
+    return CPSATResult(
+        machine=ep.machine.copy(),
+        start=ep.start.copy(),
+        objective=float(ep.objective()),
+        model_objective=solver.objective_value / built.obj_div,
+        bound=solver.best_objective_bound / built.obj_div,
+        slack=slack,
+        status="optimal" if status == cp_model.OPTIMAL else "feasible",
+        wall_time=wall,
+    )
+
+
+# -- a cheap MAS-FS lower bound ------------------------------------------------------------
+
+
+def _mean_busy_bound(head: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
+    """Goemans' mean-busy-time bound for one machine, ``1|r_j|sum w_j C_j``: the preemptive
+    schedule that always runs the released unfinished job of largest ``w_j / p_j`` minimises
+    ``sum w_j M_j`` (``M_j`` the mean time at which ``j`` is processed) over all preemptive
+    schedules, and every schedule has ``C_j >= M_j + p_j / 2``; so ``sum w_j (M_j + p_j / 2)``
+    is a lower bound (M. X. Goemans, "Improved approximation algorithms for scheduling with
+    release dates", SODA 1997)."""
+    rem = p.astype(np.float64).copy()
+    busy = np.zeros_like(rem)  # sum of (piece length x piece midpoint)
+    ratio = w / p
+    t = float(head.min())
+    while np.any(rem > 0):
+        avail = (head <= t) & (rem > 0)
+        if not avail.any():
+            t = float(head[rem > 0].min())
+            continue
+        j = int(np.flatnonzero(avail)[np.argmax(ratio[avail])])
+        later = head[head > t]
+        run = min(float(rem[j]), float(later.min()) - t if later.size else np.inf)
+        busy[j] += run * (t + run / 2)
+        rem[j] -= run
+        t += run
+    return float(np.sum(w * (busy / p + p / 2)))
+
+
+def fs_lower_bound(instance: Instance) -> float:
+    """A lower bound of the MAS-FS optimum: for each stage ``s`` the one-machine bound with
+    heads ``r_j + sum of p_j before s`` plus the weighted tails ``sum of p_j after s``; the best
+    of the three (every schedule's stage-``s`` completions are a one-machine schedule with
+    those heads, and ``C_j3 >= C_js + tail``)."""
+    r, p, w = instance.release, instance.proc, instance.weight
+    bounds = []
+    for s in range(3):
+        head = r + p[:, :s].sum(axis=1)
+        tail = p[:, s + 1:].sum(axis=1)
+        bounds.append(_mean_busy_bound(head, p[:, s], w) + float(np.sum(w * tail)))
+    return max(bounds)
+
+
+# -- the cache of the canonical test splits ---------------------------------------------
+
+FIELDS = ("machine", "start", "objective", "model_objective", "bound", "slack", "status", "wall_time")
+
+
+def cache_path(benchmark: str) -> Path:
+    """``baselines/mas/data/<benchmark>/cpsat_test.npz``."""
+    _check_name(benchmark)
+    return CACHE_DIR / benchmark / CACHE_NAME
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimumCache:
+    """CP-SAT results on a benchmark's canonical test splits: ``results[regime]`` holds one
+    array per :class:`CPSATResult` field, instances in split order (``test50``, ``test80``)."""
+
+    results: dict[str, dict[str, np.ndarray]]
+    meta: dict  # time_limit_s, workers, ortools version, time_scale, hint
+
+    def field(self, name: str) -> np.ndarray:
+        """One field over every test instance (``test50`` then ``test80``; scalars only)."""
+        return np.concatenate([self.results[r][name] for r in sorted(self.results, key=lambda r: int(r[4:]))])
+
+
+def write_cache(
+    benchmark: str,
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    workers: int = DEFAULT_WORKERS,
+    hint: str | None = None,
+    path: Path | None = None,
+    progress: bool = True,
+) -> OptimumCache:
+    """Solve every canonical test instance and store the results (``relic-baselines optimum --write``)."""
+    import ortools
+
+    from relic_envs.core.splits import splits
+
+    results: dict[str, dict[str, np.ndarray]] = {}
+    for regime, instances in splits(benchmark).test.items():
+        solved = [
+            solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint)
+            for inst in tqdm(instances, desc=f"cp-sat {benchmark} {regime}", disable=not progress)
+        ]
+        results[regime] = {f: np.array([getattr(r, f) for r in solved]) for f in FIELDS}
+    meta = {
+        "benchmark": benchmark,
+        "split": "test",
+        "time_limit_s": time_limit,
+        "workers": workers,
+        "ortools": ortools.__version__,
+        "time_scale": TIME_SCALE,
+        "hint": hint,
+    }
+    path = path or cache_path(benchmark)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {f"{regime}.{f}": v for regime, fields in results.items() for f, v in fields.items()}
+    np.savez_compressed(path, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    return OptimumCache(results, meta)
+
+
+def load_cache(benchmark: str, path: Path | None = None) -> OptimumCache | None:
+    """The cached CP-SAT results of a benchmark's test splits, or ``None`` when absent."""
+    path = path or cache_path(benchmark)
+    if not path.exists():
+        return None
+    results: dict[str, dict[str, np.ndarray]] = {}
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"]))
+        for key in data.files:
+            if key != "meta":
+                regime, field = key.split(".")
+                results.setdefault(regime, {})[field] = data[key]
+    return OptimumCache(results, meta)
+
+
+def summary(benchmark: str, cache: OptimumCache) -> str:
+    """One line per test size: mean best, mean bound, status counts, settings."""
+    lines = []
+    for regime in sorted(cache.results, key=lambda r: int(r[4:])):
+        res = cache.results[regime]
+        counts = {s: int((res["status"] == s).sum()) for s in ("optimal", "feasible")}
+        lines.append(
+            f"{benchmark} {regime}: best {res['objective'].mean():.2f}, bound {res['bound'].mean():.2f} "
+            f"(means over {res['objective'].size} instances); {counts['optimal']} optimal, {counts['feasible']} feasible; "
+            f"{cache.meta['time_limit_s']:g}s/instance, {cache.meta['workers']} workers, OR-Tools {cache.meta['ortools']}, "
+            f"hint {cache.meta.get('hint')}"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m baselines.mas.cpsat --write mas_jd [--time-limit 10 --workers 2 --hint atc]
+    import argparse
+
+    ap = argparse.ArgumentParser(description="CP-SAT optimum references of the MAS test splits")
+    ap.add_argument("--write", nargs="+", choices=list(MAS), default=[])
+    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
+    ap.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
+    ap.add_argument("--hint")
+    args = ap.parse_args()
+    for name in args.write:
+        write_cache(name, time_limit=args.time_limit, workers=args.workers, hint=args.hint)
+    for name in args.write or MAS:
+        cache = load_cache(name)
+        print(summary(name, cache) if cache else f"{name}: no cached CP-SAT results; {INSTALL_HINT} {name}")
