@@ -157,6 +157,30 @@ class Node(Codec):
         return int(value)
 
 
+class Index(Codec):
+    """``int``: an identifier outside the role's own id space (``-1``: none), e.g. the
+    operation a machine is chosen for. A 0-d ``int64`` ``Box`` in ``-1..2**31-1``,
+    because its range is another role's id space, which ``space(n)`` does not see."""
+
+    HIGH = 2**31 - 1
+
+    def space(self, n):
+        return spaces.Box(-1, self.HIGH, (), np.int64)
+
+    def decode(self, value):
+        return int(value)
+
+
+def index(value: Callable[[Any], int]):
+    """Getter of an :class:`Index` parameter; ``value(view)`` is consulted only when the
+    role decides (otherwise ``-1``)."""
+
+    def get(v: View):
+        return np.array(value(v) if v.decision.ids.size else -1, dtype=np.int64)
+
+    return get
+
+
 class Vector(Codec):
     """``np.ndarray`` (k,) float64 of fixed length (one entry per role)."""
 

@@ -78,8 +78,14 @@ SPECS: tuple[BenchmarkSpec, ...] = (
         "fstsp", "Flying Sidekick TSP (FSTSP)", "co", "B.3",
         "T_sync + 0.05 D_truck (min)", "relic_envs.co.fstsp.envs:BENCHMARK",
     ),
-    BenchmarkSpec("fjagv", "Flexible Job Shop with AGVs (FJAGV)", "co", "B.3", "see B.3", None),
-    BenchmarkSpec("mrcps", "Multi-Project Multi-Skilled RCPSP (MRCPS)", "co", "B.3", "see B.3", None),
+    BenchmarkSpec(
+        "fjagv", "Flexible Job Shop with AGVs (FJAGV)", "co", "B.3",
+        "C_max + 0.2 sum w_j T_j + 0.02 D_AGV (min)", "relic_envs.co.fjagv.envs:BENCHMARK",
+    ),
+    BenchmarkSpec(
+        "mrcps", "Multi-Project Multi-Skilled RCPSP (MRCPS)", "co", "B.3",
+        "0.25 max C_p + sum w_p T_p + 0.01 C_labor (min)", "relic_envs.co.mrcps.envs:BENCHMARK",
+    ),
     _dcop("dgc", "Distributed Graph Coloring (DGC)", "weighted conflicts (min)"),
     _dcop("dimes", "Distributed Multi-Event Scheduling (DiMES)", "off-slot + travel + preference cost (min)"),
     _dcop("sensor_dcsp", "Sensor Network DCSP (SensorDCSP)", "coverage + incompatibility cost (min)"),

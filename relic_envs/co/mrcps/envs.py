@@ -1,0 +1,12 @@
+"""MRCPS as PettingZoo environments, registered as ``relic/mrcps-v0``.
+
+``parallel_env(**kw)`` and ``env(**kw)`` (AEC) take the keywords of
+:func:`relic_envs.make` (``instances``, ``regime``, ``max_cycles``, ``on_invalid``, ...).
+"""
+
+from relic_envs.co._construct import ConstructiveBenchmark
+from relic_envs.co.mrcps.roles import MRCPSProblem
+from relic_envs.core.registry import pettingzoo_factories
+
+BENCHMARK = ConstructiveBenchmark(MRCPSProblem())
+parallel_env, env = pettingzoo_factories("mrcps")
