@@ -26,7 +26,7 @@ import sys
 # fighting over the cores and a cold malloc instead of the sandbox. glibc reads its
 # variables at start-up, hence the re-exec.
 _SAME_AS_WORKERS = {
-    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(64 * 2**20),
 }
 if any(os.environ.get(k) != v for k, v in _SAME_AS_WORKERS.items()):
@@ -90,9 +90,12 @@ def main() -> None:
                 TeamEvaluator(bench, interface=interface, workers=cores) as pool,
             ):
                 t_plain, t_one, t_pool = _timed([plain, one, pool], team, batch, args.repeats)
+                isolation = one._workers[0].isolation
             label = name if interface == "paper" else f"{name} ({interface})"
             print(f"{label:<20} {t_plain:>12.3f} {t_one:>12.3f} {100 * (t_one / t_plain - 1):>8.1f}% "
                   f"{t_pool:>12.3f} {t_pool / t_plain:>11.2f}x")
+    held = [k for k, v in isolation.items() if v]
+    print(f"\nworker OS isolation: {', '.join(held) or 'none (see docs/learner.md)'}")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ team on the same mixed batch is free.
 
 Statuses (Appendix C.5, "Failure handling"): ``ok``, or invalid with one reason:
 ``syntax``, ``signature``, ``forbidden`` (program text), ``exception``, ``timeout``,
-``memory``, ``mutation`` (execution), ``type``, ``dtype``, ``shape``, ``domain``,
-``non-finite`` (the benchmark's return contract). An invalid team has no score.
+``memory``, ``mutation`` (execution), ``protocol`` (a worker sent something that is
+not a result: it is replaced, and what it sent is never executed), ``type``,
+``dtype``, ``shape``, ``domain``, ``non-finite`` (the benchmark's return contract).
+An invalid team has no score.
 """
 
 from __future__ import annotations
@@ -236,6 +238,8 @@ class TeamEvaluator:
                 check_source(source, self.signatures[role])
             except ProgramError as exc:
                 return Status(False, exc.reason, role, str(exc))
+            except Exception as exc:  # noqa: BLE001 - check_source names every failure; never let text stop a run
+                return Status(False, "syntax", role, f"the program could not be checked ({type(exc).__name__})")
         return None
 
     def _chunks(self, n: int) -> list[tuple[int, int]]:

@@ -6,8 +6,10 @@ before the function is discarded), ``import numpy as np`` is added when the code
 :class:`~relic_envs.core.signature.Signature` with the suite's one rule set
 (:func:`relic_envs.core.program.check_source`). Nothing else is rewritten.
 
-Intake never raises on bad text: it returns a :class:`Rejection` with a reason the
-search can charge and log.
+Intake never raises on bad text, whatever the parser does with it (``MemoryError`` and
+``RecursionError`` on deeply nested text included): it returns a :class:`Rejection`
+with a reason the search can charge and log, and ``relic learn --resume`` replays
+that rejection rather than a crash.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import io
 import re
+import tokenize
 
 from relic_envs.core.program import check_source
 from relic_envs.core.signature import Signature
 from relic_envs.errors import ProgramError
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 MAX_SOURCE_CHARS = 100_000  # a reply longer than this is not a role function
+MAX_PARSE_ATTEMPTS = 64  # when trimming trailing prose: each attempt parses the candidate once
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +60,7 @@ def extract_function(text: str, function: str) -> str | None:
     ``def`` line is discarded and trailing lines that do not parse are dropped.
     """
     definition = re.compile(rf"^[ \t]*def[ \t]+{re.escape(function)}[ \t]*\(", re.MULTILINE)
-    blocks = [m.group(2) for m in _FENCE.finditer(text) if definition.search(m.group(2))]
+    blocks = [b for b in _fenced_blocks(text) if definition.search(b)]
     if blocks:
         code = blocks[-1]
         if _parses(code):
@@ -71,26 +75,78 @@ def extract_function(text: str, function: str) -> str | None:
     lines = code[match.start():].splitlines()
     indent = len(lines[0]) - len(lines[0].lstrip())
     lines = [line[indent:] if line[:indent].strip() == "" else line for line in lines]
-    # Drop trailing prose: the longest prefix that parses wins.
-    for end in range(len(lines), 0, -1):
+    # Drop trailing prose: the longest prefix that parses wins. Only prefixes that end a
+    # statement can parse, and a failed parse names a line no parsing prefix reaches
+    # past, so few candidates are tried (at most MAX_PARSE_ATTEMPTS; then validation
+    # names the syntax error).
+    text = "\n".join(lines)
+    bound = len(lines)
+    attempts = 0
+    for end in reversed(_statement_ends(text)):
+        if end > bound:
+            continue
+        if attempts == MAX_PARSE_ATTEMPTS:
+            break
+        attempts += 1
         candidate = "\n".join(lines[:end]).rstrip() + "\n"
-        if _parses(candidate):
+        error_line = _error_line(candidate)
+        if error_line is None:
             return _with_numpy(candidate)
-    return _with_numpy("\n".join(lines).rstrip() + "\n")  # let validation name the syntax error
+        if error_line == 1:
+            break  # the def line itself: every prefix holds it
+        bound = error_line - 1 if error_line > 1 else end - 1
+    return _with_numpy(text.rstrip() + "\n")  # let validation name the syntax error
+
+
+def _statement_ends(code: str) -> list[int]:
+    """Lines (1-based, ascending) at which a statement ends, as far as ``code`` tokenizes."""
+    ends = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.NEWLINE:
+                ends.append(token.start[0])
+    except Exception:  # noqa: BLE001 - TokenError, IndentationError: no statement ends past here
+        pass
+    return ends
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """The bodies of ```-fenced blocks: from the line after an opening fence to the next fence.
+
+    ``str.find`` rather than a regex: a regex for this backtracks quadratically on a long
+    fence line without an end, and a reply is hostile text.
+    """
+    bodies = []
+    position = 0
+    while (start := text.find("```", position)) >= 0:
+        body_start = text.find("\n", start + 3) + 1
+        end = text.find("```", body_start) if body_start else -1
+        if end < 0:
+            break  # no later fence can close either
+        bodies.append(text[body_start:end])
+        position = end + 3
+    return bodies
 
 
 def _parses(code: str) -> bool:
+    return _error_line(code) is None
+
+
+def _error_line(code: str) -> int | None:
+    """``None`` if ``code`` parses, else the line the parser stopped at (0 when it does not say)."""
     try:
         ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return False
-    return True
+    except SyntaxError as exc:
+        return exc.lineno or 0
+    except Exception:  # noqa: BLE001 - ValueError (null bytes), MemoryError, RecursionError: deep nesting
+        return 0
+    return None
 
 
 def _with_numpy(code: str) -> str:
     """Prepend ``import numpy as np`` when ``np`` is used but never imported."""
     uses_np = re.search(r"\bnp\.", code) is not None
-    imports_np = re.search(r"^\s*import\s+numpy\s+as\s+np\b", code, re.MULTILINE) is not None
+    imports_np = re.search(r"^[ \t]*import[ \t]+numpy[ \t]+as[ \t]+np\b", code, re.MULTILINE) is not None
     return f"import numpy as np\n\n{code}" if uses_np and not imports_np else code
 
 
@@ -110,6 +166,13 @@ def intake(text: str, signature: Signature) -> Program | Rejection:
         return Rejection("syntax", f"reply must be text, got {type(text).__name__}")
     if len(text) > MAX_SOURCE_CHARS:
         return Rejection("syntax", f"reply of {len(text)} characters exceeds the {MAX_SOURCE_CHARS}-character limit")
+    try:
+        return _checked(text, signature)
+    except Exception as exc:  # noqa: BLE001 - a reply is data: nothing in it may stop the run
+        return Rejection("syntax", f"the reply could not be read as a program ({type(exc).__name__})")
+
+
+def _checked(text: str, signature: Signature) -> Program | Rejection:
     source = extract_function(text, signature.function)
     if source is None:
         return Rejection("signature", f"no function named {signature.function!r} in the reply")

@@ -1,10 +1,12 @@
 """Program policies: role programs given as Python source.
 
 This module turns program text into a policy in the *same* process. It checks the
-function against the role's :class:`Signature` and rejects the obvious forbidden uses
-(independent randomness, imports other than ``numpy``/``math``), but it is not a
-sandbox: a hostile program can still hang or exhaust memory here. Untrusted programs
-(LLM output) belong in the sandboxed evaluator of ``relic_learner``.
+function against the role's :class:`Signature` with the suite's one rule set
+(:func:`check_source`: an allowlist of what a program may reach on ``numpy`` and
+``math``, no module objects as values, no classes, no clock reads or uninitialised
+memory, ...), but it is not a sandbox: a hostile program can still hang or exhaust
+memory here. Untrusted programs (LLM output) belong in the sandboxed evaluator of
+``relic_learner``, whose workers run the same check.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import re
+import string
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,114 +28,428 @@ from relic_envs.errors import InvalidReturn, ProgramError
 
 ALLOWED_IMPORTS = frozenset({"numpy", "math"})
 
+# What a program may reach on the modules, by allowlist (issue 22): public numeric names
+# only. Not here: module objects (``np.ma.core.builtins`` led to ``getattr``), I/O, the
+# error-callback and print-option state the trusted simulator shares, clock reads
+# (``datetime64``), uninitialised memory (``empty*``), ``frombuffer``/``nditer``-style
+# raw memory views, class factories (``vectorize`` is fine: it only calls what it is given).
+NUMPY_ATTRIBUTES = frozenset("""
+    e euler_gamma inf nan newaxis pi little_endian False_ True_
+    bool bool_ byte ubyte short ushort intc uintc int_ uint long ulong longlong ulonglong
+    int8 int16 int32 int64 uint8 uint16 uint32 uint64 intp uintp
+    half single double longdouble float16 float32 float64 float128
+    csingle cdouble clongdouble complex64 complex128 complex256 str_ bytes_ object_
+    generic number integer signedinteger unsignedinteger inexact floating complexfloating
+    finfo iinfo issubdtype isdtype result_type promote_types can_cast min_scalar_type common_type
+    mintypecode typename isscalar iterable ndim shape size iscomplexobj isrealobj isfortran
+    array asarray asanyarray ascontiguousarray asfortranarray asarray_chkfinite require astype copy
+    zeros zeros_like ones ones_like full full_like arange linspace logspace geomspace eye identity
+    diag diagflat tri tril triu vander meshgrid indices fromfunction fromiter ix_
+    reshape ravel transpose matrix_transpose permute_dims swapaxes moveaxis rollaxis expand_dims squeeze
+    concatenate concat stack unstack vstack hstack dstack column_stack row_stack block
+    split array_split hsplit vsplit dsplit tile repeat flip fliplr flipud roll rot90
+    atleast_1d atleast_2d atleast_3d broadcast broadcast_to broadcast_arrays broadcast_shapes
+    append insert delete resize trim_zeros pad take take_along_axis put put_along_axis place putmask
+    copyto fill_diagonal diagonal trace choose compress select extract piecewise
+    apply_along_axis apply_over_axes vectorize ndindex ndenumerate
+    add subtract multiply divide true_divide floor_divide power float_power pow mod remainder fmod
+    divmod negative positive absolute abs fabs sign signbit copysign nextafter spacing heaviside
+    sqrt cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p logaddexp logaddexp2
+    sin cos tan arcsin arccos arctan arctan2 asin acos atan atan2 hypot sinc
+    sinh cosh tanh arcsinh arccosh arctanh asinh acosh atanh degrees radians deg2rad rad2deg unwrap
+    rint round around floor ceil trunc fix modf frexp ldexp i0
+    maximum minimum fmax fmin clip nan_to_num real imag conj conjugate angle real_if_close
+    iscomplex isreal isnan isinf isfinite isneginf isposinf isnat isclose allclose array_equal array_equiv
+    gcd lcm logical_and logical_or logical_not logical_xor
+    bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_count invert
+    left_shift right_shift bitwise_left_shift bitwise_right_shift packbits unpackbits
+    greater greater_equal less less_equal equal not_equal
+    dot vdot inner outer matmul matvec vecmat vecdot tensordot einsum einsum_path kron cross
+    convolve correlate interp diff ediff1d gradient trapezoid cumsum cumprod cumulative_sum cumulative_prod
+    sum prod mean average median percentile quantile std var min max amin amax ptp
+    nansum nanprod nanmean nanmedian nanpercentile nanquantile nanstd nanvar nanmin nanmax
+    nanargmin nanargmax nancumsum nancumprod
+    any all count_nonzero nonzero flatnonzero argwhere where argmin argmax argsort sort lexsort
+    partition argpartition searchsorted sort_complex
+    unique unique_values unique_counts unique_inverse unique_all isin intersect1d union1d setdiff1d setxor1d
+    bincount histogram histogram2d histogramdd histogram_bin_edges digitize corrcoef cov
+    poly poly1d polyfit polyval polyadd polysub polymul polydiv polyder polyint roots
+    unravel_index ravel_multi_index diag_indices diag_indices_from tril_indices tril_indices_from
+    triu_indices triu_indices_from shares_memory may_share_memory
+    bartlett blackman hamming hanning kaiser base_repr binary_repr
+    format_float_positional format_float_scientific errstate linalg fft ndarray
+""".split())
+LINALG_ATTRIBUTES = frozenset("""
+    LinAlgError cholesky cond cross det diagonal eig eigh eigvals eigvalsh inv lstsq matmul
+    matrix_norm matrix_power matrix_rank matrix_transpose multi_dot norm outer pinv qr slogdet
+    solve svd svdvals tensordot tensorinv tensorsolve trace vecdot vector_norm
+""".split())
+FFT_ATTRIBUTES = frozenset("""
+    fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft ihfft
+    fftfreq rfftfreq fftshift ifftshift
+""".split())
+MATH_ATTRIBUTES = frozenset("""
+    e inf nan pi tau acos acosh asin asinh atan atan2 atanh cbrt ceil comb copysign cos cosh degrees
+    dist erf erfc exp exp2 expm1 fabs factorial floor fma fmod frexp fsum gamma gcd hypot isclose
+    isfinite isinf isnan isqrt lcm ldexp lgamma log log10 log1p log2 modf nextafter perm pow prod
+    radians remainder sin sinh sqrt sumprod tan tanh trunc ulp
+""".split())
+# Module (dotted) -> the names a program may reach on it; the submodules are modules, so
+# a program may only reach through them (``np.linalg.norm``), never hold them.
+MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "numpy": NUMPY_ATTRIBUTES, "numpy.linalg": LINALG_ATTRIBUTES, "numpy.fft": FFT_ATTRIBUTES, "math": MATH_ATTRIBUTES,
+}
+_SUBMODULES = {("numpy", "linalg"): "numpy.linalg", ("numpy", "fft"): "numpy.fft"}
+# Names that may only be looked at, not called: ``np.ndarray(n)`` is uninitialised memory.
+# They may appear in annotations and as the class argument of ``isinstance``/``issubclass``.
+_TYPE_ONLY = frozenset({("numpy", "ndarray")})
+_DEFAULT_MODULE_NAMES = {"np": "numpy", "numpy": "numpy", "math": "math"}  # what load_function provides
+
 # Names a program may not mention: they reach code, the interpreter or the outside
 # world without an import statement (``getattr(x, "__cl" + "ass__")`` defeats any
-# attribute check, so the reflective builtins go too).
+# attribute check, so the reflective builtins go too). ``type`` goes because its
+# three-argument form makes classes, and ``object``/``super`` serve only classes.
 FORBIDDEN_NAMES = frozenset({
     "eval", "exec", "compile", "__import__", "open", "input", "breakpoint", "help",
     "globals", "locals", "vars", "getattr", "setattr", "delattr", "exit", "quit",
-    "memoryview", "__builtins__", "__loader__", "__spec__",
+    "memoryview", "__builtins__", "__loader__", "__spec__", "type", "object", "super",
 })
-# Attributes that lead to randomness, files, processes or foreign code through
-# numpy itself (``np.load``, ``arr.tofile``, ``np.ctypeslib``, ``np.testing``'s os).
+# The checks on ``np.ndarray`` trust these to be the builtins, so programs may not rebind them.
+_UNSHADOWED = frozenset({"isinstance", "issubclass"})
+# Attributes no value may be asked for (the modules are covered by the allowlist above;
+# these are about what values hold): randomness, files, processes and foreign code
+# through numpy itself (``arr.tofile``, ``arr.ctypes``), frames and code objects, and
+# modules by their usual names, should some value ever hold one.
 FORBIDDEN_ATTRIBUTES = frozenset({
     "random", "ctypeslib", "ctypes", "testing", "f2py", "distutils", "lib", "os", "sys",
+    "builtins", "modules", "ma", "core", "emath", "polynomial", "importlib",
     "load", "loads", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt",
     "fromfile", "tofile", "memmap", "fromregex", "dump", "dumps", "DataSource",
     # inputs are read-only arrays; these are the only way to make them writable again
     "setflags", "flags",
     # frames and code objects lead back to trusted globals
     "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "tb_frame", "tb_next",
-    "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "co_code", "func_globals",
+    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "cr_origin",
+    "ag_frame", "ag_code", "ag_await", "co_code", "co_consts", "func_globals",
+    # str.format walks attributes and items the validator never sees ("{0.lib.os}");
+    # ``"literal {0:.3f}".format(x)`` with plain fields stays allowed (see _format_problem)
+    "format_map",
 })
+# Keyword ``where=`` leaves the unselected entries of a ufunc's fresh output uninitialised;
+# in reductions it only skips entries, so it is allowed there.
+_WHERE_REDUCTIONS = frozenset({
+    "sum", "prod", "mean", "std", "var", "min", "max", "amin", "amax", "any", "all", "reduce",
+    "nansum", "nanprod", "nanmean", "nanstd", "nanvar", "nanmin", "nanmax",
+})
+# Clock reads: numpy turns these strings into the current date or time (any case).
+_CLOCK_WORDS = frozenset({"now", "today"})
+_DATETIME_DTYPE = re.compile(r"[<>=|]?(?:[Mm]8|datetime64|timedelta64)")
+_DATETIME_LETTER = re.compile(r"[<>=|]?[Mm]")  # a bare "M"/"m" is a datetime dtype as an argument
+MAX_NESTING = 500  # AST depth; from about 1000 levels on, compile() raises RecursionError
 
-# The builtins a program runs with: computation only. Class statements need
-# ``__build_class__``; programs cannot name it (dunder), the interpreter can.
+
+def _safe_hash(value: Any) -> int:
+    """``hash`` for values whose hash does not depend on memory addresses.
+
+    With ``PYTHONHASHSEED=0`` (sandbox workers) these hashes are the same in every run;
+    a function's or an object's hash is its address, which is not.
+    """
+    if isinstance(value, tuple | frozenset):
+        for item in value:
+            _safe_hash(item)
+    elif not isinstance(value, str | bytes | int | float | complex | type(None) | np.generic):
+        raise TypeError(f"hash() of a {type(value).__name__} is not available to programs (it depends on memory addresses)")
+    return hash(value)
+
+
+# The builtins a program runs with: computation only (no class statements, no ``type``).
 SAFE_BUILTINS: dict[str, Any] = {
     name: getattr(builtins, name)
     for name in (
         "abs", "all", "any", "bool", "callable", "dict", "divmod", "enumerate", "filter", "float",
-        "frozenset", "hash", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max",
-        "min", "next", "object", "pow", "print", "range", "repr", "reversed", "round", "set", "slice",
-        "sorted", "str", "sum", "super", "tuple", "type", "zip", "__build_class__",
+        "frozenset", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max",
+        "min", "next", "pow", "print", "range", "repr", "reversed", "round", "set", "slice",
+        "sorted", "str", "sum", "tuple", "zip",
         "ArithmeticError", "AssertionError", "Exception", "FloatingPointError", "IndexError",
         "KeyError", "LookupError", "OverflowError", "RuntimeError", "StopIteration", "TypeError",
         "ValueError", "ZeroDivisionError", "NotImplementedError", "NotImplemented", "Ellipsis",
     )
 }
+SAFE_BUILTINS["hash"] = _safe_hash
 
 
 def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
-def _forbidden_use(tree: ast.Module) -> str | None:
-    """The first forbidden construct in ``tree``, described; ``None`` if clean."""
-    for node in ast.walk(tree):
-        # No attribute stores at all: numpy and math are shared with teammates and the
-        # simulator, and any alias (``m = np.linalg; m.norm = f``) could reach them.
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
-            return f"assignment to the attribute {node.attr!r} (programs may only assign local names and items)"
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for name in names:
-                if name.split(".")[0] not in ALLOWED_IMPORTS or name.startswith("numpy.random"):
-                    return f"import of {name!r} (allowed: numpy, math)"
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    return "relative import (allowed: numpy, math)"
-                for alias in node.names:
-                    if alias.name == "random":
-                        return "numpy.random: randomness must come from the instance (the argument u for DCOPs)"
-                    if alias.name == "*" or alias.name in FORBIDDEN_ATTRIBUTES or alias.name.startswith("_"):
-                        return f"from {node.module} import {alias.name}"
-        elif isinstance(node, ast.Attribute):
-            if node.attr == "random":
-                return "np.random: randomness must come from the instance (the argument u for DCOPs)"
-            if node.attr.startswith("_"):
-                return f"access to the private attribute {node.attr!r}"
-            if node.attr in FORBIDDEN_ATTRIBUTES:
-                return f"access to {node.attr!r} (file, process or foreign-code access)"
-        elif isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or _is_dunder(node.id)):
-            return f"use of {node.id!r}"
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            return f"'{type(node).__name__.lower()}' statement (programs may not rebind module state)"
-        elif isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith | ast.Yield | ast.YieldFrom):
-            return "async or generator code (a role function is a plain synchronous def)"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _is_dunder(node.value.strip()):
-            return f"the string {node.value!r} (dunder names are off limits)"
+# Operators and load/store markers: shared leaf nodes with nothing to check.
+_LEAF_KINDS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+
+def _walk(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST], int]:
+    """Every node (iteratively: no recursion on hostile depth), each node's parent, and the depth."""
+    nodes: list[ast.AST] = []
+    parents: dict[ast.AST, ast.AST] = {}
+    stack = [(tree, 0)]
+    depth = 0
+    while stack:
+        node, level = stack.pop()
+        nodes.append(node)
+        depth = max(depth, level)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _LEAF_KINDS):
+                parents[child] = node
+                stack.append((child, level + 1))
+    return nodes, parents, depth
+
+
+def _module_names(nodes: list[ast.AST]) -> tuple[dict[str, str], str | None]:
+    """Name -> module (``"numpy"``, ``"numpy.linalg"``, ...) for every name that can hold a module."""
+    names = dict(_DEFAULT_MODULE_NAMES)
+    bound: list[tuple[str, str]] = []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound.append((alias.asname, alias.name))
+                else:
+                    top = alias.name.split(".")[0]
+                    bound.append((top, top))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                dotted = f"{node.module}.{alias.name}"
+                if dotted in MODULE_ATTRIBUTES:
+                    bound.append((alias.asname or alias.name, dotted))
+    for name, module in bound:
+        if module not in MODULE_ATTRIBUTES:
+            continue  # an import the import rule refuses anyway
+        if names.get(name, module) != module:
+            return names, f"the name {name!r} bound to both {names[name]} and {module}"
+        names[name] = module
+    return names, None
+
+
+def _import_problem(node: ast.Import | ast.ImportFrom) -> str | None:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name.startswith("numpy.random"):
+                return "numpy.random: randomness must come from the instance (the argument u for DCOPs)"
+            if alias.name not in MODULE_ATTRIBUTES:
+                return f"import of {alias.name!r} (allowed: numpy, math, numpy.linalg, numpy.fft)"
+        return None
+    module = node.module or ""
+    if node.level:
+        return "relative import (allowed: numpy, math)"
+    if module.startswith("numpy.random") or any(a.name == "random" for a in node.names):
+        return "numpy.random: randomness must come from the instance (the argument u for DCOPs)"
+    if module not in MODULE_ATTRIBUTES:
+        return f"import from {module!r} (allowed: numpy, math, numpy.linalg, numpy.fft)"
+    for alias in node.names:
+        if alias.name not in MODULE_ATTRIBUTES[module] or (module, alias.name) in _TYPE_ONLY:
+            return f"from {module} import {alias.name} (not among the numeric names a program may use)"
     return None
+
+
+def _in_type_position(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """True when ``node`` is only looked at: an annotation, or isinstance/issubclass's class argument."""
+    while isinstance(parents.get(node), ast.Tuple | ast.BinOp | ast.Subscript | ast.List):
+        node = parents[node]  # (np.ndarray, list), np.ndarray | None, list[np.ndarray]
+    parent = parents.get(node)
+    if isinstance(parent, ast.arg | ast.AnnAssign):
+        return parent.annotation is node
+    if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
+        return parent.returns is node
+    return (
+        isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is node
+    )
+
+
+def _module_use_problem(name: ast.Name, module: str, parents: dict[ast.AST, ast.AST]) -> str | None:
+    """A module name may only start an attribute chain that ends on an allowed non-module name."""
+    if not isinstance(name.ctx, ast.Load):
+        return f"rebinding {name.id!r}, a module name"
+    node: ast.AST = name
+    dotted = name.id
+    while True:
+        parent = parents.get(node)
+        if not (isinstance(parent, ast.Attribute) and parent.value is node):
+            return f"use of the module {dotted!r} as a value (programs may only use its functions and constants)"
+        dotted += f".{parent.attr}"
+        if parent.attr not in MODULE_ATTRIBUTES[module]:
+            return f"{dotted} (not among the numeric names a program may use)"
+        if (module, parent.attr) in _TYPE_ONLY and not _in_type_position(parent, parents):
+            return f"{dotted} used other than in isinstance or an annotation (calling it gives uninitialised memory)"
+        submodule = _SUBMODULES.get((module, parent.attr))
+        if submodule is None:
+            return None
+        module, node = submodule, parent
+
+
+def _format_fields_plain(text: str, depth: int = 0) -> bool:
+    """True when every replacement field of a format string names an argument without walking it."""
+    try:
+        for _, field, spec, _ in string.Formatter().parse(text):
+            if field is not None and not re.fullmatch(r"\w*", field):
+                return False
+            if spec and (depth > 1 or not _format_fields_plain(spec, depth + 1)):
+                return False
+    except ValueError:
+        return False
+    return True
+
+
+def _format_problem(node: ast.Attribute) -> str | None:
+    literal = node.value
+    if isinstance(literal, ast.Constant) and isinstance(literal.value, str) and _format_fields_plain(literal.value):
+        return None
+    return "str.format other than on a literal with plain fields ('{0.attr}' and '{0[key]}' walk objects; use an f-string)"
+
+
+def _string_problem(value: str | bytes) -> str | None:
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    if _is_dunder(text.strip()):
+        return f"the string {value!r} (dunder names are off limits)"
+    if text.lower() in _CLOCK_WORDS or _DATETIME_DTYPE.match(text):
+        return f"the string {value!r} (clock reads and datetime types make evaluation depend on when it runs)"
+    return None
+
+
+def _call_problem(node: ast.Call) -> str | None:
+    func = node.func
+    callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    keywords = {k.arg for k in node.keywords}
+    if None in keywords:
+        return "'**' in a call (keyword arguments must be written out)"
+    if "call" in keywords:
+        return "keyword 'call=' (a numpy error callback would run outside the program's own calls)"
+    if "where" in keywords and callee not in _WHERE_REDUCTIONS:
+        return f"where= in {callee or 'a call'}() (a ufunc leaves the unselected entries uninitialised; use np.where)"
+    for arg in [*node.args, *(k.value for k in node.keywords)]:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str | bytes):
+            text = arg.value.decode("latin-1") if isinstance(arg.value, bytes) else arg.value
+            if _DATETIME_LETTER.fullmatch(text):
+                return f"the argument {arg.value!r} (numpy reads it as a datetime/timedelta dtype)"
+    return None
+
+
+# Nodes that bind a name other than through ast.Name (parameters, defs, handlers,
+# import aliases, match captures).
+_BINDERS = (ast.arg, ast.FunctionDef, ast.ExceptHandler, ast.alias, ast.MatchAs, ast.MatchStar, ast.MatchMapping)
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, ast.alias):
+        return node.asname
+    if isinstance(node, ast.MatchMapping):
+        return node.rest
+    return node.name
+
+
+def _node_problem(node: ast.AST, parents: dict[ast.AST, ast.AST], modules: dict[str, str]) -> str | None:
+    """What is forbidden about this one node, or ``None``."""
+    if isinstance(node, ast.Attribute):
+        if not isinstance(node.ctx, ast.Load):
+            # numpy and math are shared with teammates and the simulator.
+            return f"assignment to the attribute {node.attr!r} (programs may only assign local names and items)"
+        if node.attr == "random":
+            return "np.random: randomness must come from the instance (the argument u for DCOPs)"
+        if node.attr.startswith("_"):
+            return f"access to the private attribute {node.attr!r}"
+        if node.attr in FORBIDDEN_ATTRIBUTES:
+            return f"access to {node.attr!r} (file, process, module or foreign-code access)"
+        if node.attr == "format":
+            return _format_problem(node)
+    elif isinstance(node, ast.Name):
+        if node.id in FORBIDDEN_NAMES or _is_dunder(node.id):
+            return f"use of {node.id!r}"
+        if node.id in _UNSHADOWED and not isinstance(node.ctx, ast.Load):
+            return f"rebinding {node.id!r}"
+        if node.id in modules:
+            return _module_use_problem(node, modules[node.id], parents)
+    elif isinstance(node, ast.Import | ast.ImportFrom):
+        return _import_problem(node)
+    elif isinstance(node, ast.Call):
+        return _call_problem(node)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+        return _string_problem(node.value)
+    elif isinstance(node, _BINDERS):
+        bound = _bound_name(node)
+        # A module name bound to something else would still be checked as that module.
+        if bound in _UNSHADOWED or (bound in _DEFAULT_MODULE_NAMES and not isinstance(node, ast.alias)):
+            return f"rebinding {bound!r}"
+    elif isinstance(node, ast.ClassDef):
+        return f"class {node.name} (programs return plain data; a class's own methods could run outside the limits)"
+    elif isinstance(node, ast.Global | ast.Nonlocal):
+        return f"'{type(node).__name__.lower()}' statement (programs may not rebind module state)"
+    elif isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith | ast.Yield | ast.YieldFrom):
+        return "async or generator code (a role function is a plain synchronous def)"
+    return None
+
+
+def _forbidden_use(nodes: list[ast.AST], parents: dict[ast.AST, ast.AST]) -> str | None:
+    """The first forbidden construct among ``nodes`` (all of a tree), described; ``None`` if clean."""
+    modules, problem = _module_names(nodes)
+    if problem is not None:
+        return problem
+    for node in nodes:
+        problem = _node_problem(node, parents, modules)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _parse(source: str) -> ast.Module:
+    """``ast.parse`` that fails only with ``ProgramError("syntax")``, whatever the text."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
+        line = getattr(exc, "lineno", None)
+        raise ProgramError("syntax", f"line {line}: {getattr(exc, 'msg', exc)}") from None
+    except (RecursionError, MemoryError):  # the parser's own limits on nesting
+        raise ProgramError("syntax", "the source nests too deeply to parse") from None
+    except Exception as exc:  # noqa: BLE001 - a parser failure is the text's fault, never ours
+        raise ProgramError("syntax", f"the source does not parse ({type(exc).__name__})") from None
 
 
 def check_source(source: str, signature: Signature) -> ast.Module:
     """Parse ``source`` and check it against ``signature``; return the AST.
 
-    The rules (Appendix C.2, "Executable validation"): the exact function name as a
-    plain synchronous top-level ``def`` without decorators, the paper's positional
-    parameters in order and nothing else, imports of ``numpy`` and ``math`` only, no
-    independent randomness, no I/O, no reflective builtins (``eval``, ``exec``,
-    ``getattr``, ``open``, ``__import__``, ...), no private or dunder attribute, no
-    attribute assignment, no ``global`` statements.
+    The rules (Appendix C.2, "Executable validation", and issue 22): the exact function
+    name as a plain synchronous top-level ``def`` without decorators, the paper's
+    positional parameters in order and nothing else, imports of ``numpy`` (with
+    ``numpy.linalg``, ``numpy.fft``) and ``math`` only; on those modules only the public
+    numeric names of :data:`MODULE_ATTRIBUTES`, and no module as a value; no
+    independent randomness, clock reads or uninitialised memory; no I/O, no reflective
+    builtins (``eval``, ``exec``, ``getattr``, ``type``, ...), no private or dunder
+    attribute, no ``str.format`` attribute walks, no class definitions, no attribute
+    assignment, no ``global`` statements.
 
     Raises
     ------
     ProgramError
-        ``reason="syntax"`` when it does not parse, ``"signature"`` when the function
-        is missing or its definition differs from the paper's, ``"forbidden"`` for a
-        forbidden construct.
+        ``reason="syntax"`` when it does not parse (whatever the parser raises),
+        ``"signature"`` when the function is missing or its definition differs from the
+        paper's, ``"forbidden"`` for a forbidden construct.
     """
     if not isinstance(source, str):
         raise ProgramError("syntax", f"program source must be a str, got {type(source).__name__}")
+    tree = _parse(source)
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
-        line = getattr(exc, "lineno", None)
-        raise ProgramError("syntax", f"line {line}: {getattr(exc, 'msg', exc)}") from None
-    except RecursionError:
-        raise ProgramError("syntax", "the source nests too deeply to parse") from None
-    problem = _forbidden_use(tree)
+        nodes, parents, depth = _walk(tree)
+        problem = _forbidden_use(nodes, parents)
+    except (RecursionError, MemoryError):
+        raise ProgramError("syntax", "the source is too large to check") from None
+    if depth > MAX_NESTING:  # checked after the walk: compile() would fail on it anyway
+        raise ProgramError("syntax", f"code nested {depth} levels deep (the limit is {MAX_NESTING})")
     if problem is not None:
         raise ProgramError("forbidden", problem)
+    return _check_signature(tree, signature)
+
+
+def _check_signature(tree: ast.Module, signature: Signature) -> ast.Module:
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == signature.function]
     if any(isinstance(n, ast.AsyncFunctionDef) and n.name == signature.function for n in tree.body):
         raise ProgramError("signature", f"{signature.function} must be a plain synchronous def, not async")
@@ -153,7 +471,8 @@ def check_source(source: str, signature: Signature) -> ast.Module:
 def load_function(program: ast.Module | types.CodeType, signature: Signature, filename: str = "<program>") -> Callable[..., Any]:
     """Execute a checked module (its AST or compiled code) in a fresh namespace; return the role function.
 
-    The namespace's builtins are :data:`SAFE_BUILTINS`, and ``import`` reaches
+    The namespace's builtins are :data:`SAFE_BUILTINS` (no ``type``, ``object`` or class
+    statements; a ``hash`` that refuses address-based hashes), and ``import`` reaches
     ``numpy`` and ``math`` only.
     """
     code = program if isinstance(program, types.CodeType) else compile(program, filename, "exec")

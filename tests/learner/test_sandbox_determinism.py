@@ -1,0 +1,92 @@
+"""Issue 22: the same program on the same instances scores the same in any fresh worker pool.
+
+Three programs scored differently on a repeated evaluation before: set/str-hash order
+(workers had no fixed ``PYTHONHASHSEED``), ``np.datetime64("now")`` (a clock read) and
+``np.empty`` (uninitialised memory). The first is now fixed in the workers; the other
+two, and the other routes to the same things, are refused by validation.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+import relic_envs
+from relic_envs.core.program import check_source
+from relic_envs.errors import ProgramError
+from relic_envs.seeds import seed_source
+from relic_learner.batches import Batch
+from relic_learner.evaluate import TeamEvaluator
+
+HEADER = "import numpy as np\n\ndef select_values_A(cur, delta, u, t, violation_now, repair_gain):\n"
+SIG = relic_envs.get_benchmark("dgc").signatures()["A"]
+
+
+def program(body: str) -> str:
+    return HEADER + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+
+
+# Every variable takes a colour from where its name lands in a set of strings: the
+# iteration order of a str set is the order of the strings' hashes.
+SET_ORDER = program("""
+names = ["north", "south", "east", "west", "up", "down", "left", "right", "in", "out", "near", "far"]
+order = list(set(names))
+m, domain = delta.shape
+return np.array([order.index(names[i % len(names)]) % domain for i in range(m)], dtype=np.int64)
+""")
+
+
+def test_set_order_scores_the_same_in_fresh_worker_pools():
+    batch = Batch(tuple(relic_envs.splits("dgc").test_instances()[:2]))
+    team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": SET_ORDER}
+    scores = []
+    for _ in range(3):  # three fresh pools: three interpreters, each with its own hash seed unless fixed
+        with TeamEvaluator("dgc", workers=1) as ev:
+            result = ev.evaluate(team, batch)
+        assert result.ok, str(result.status)
+        scores.append([r.objective for r in result.results])
+    assert scores[0] == scores[1] == scores[2]
+
+
+NONDETERMINISTIC = {
+    "clock: now": 'x = np.datetime64("now")',
+    "clock: today, any case": 'x = np.datetime64("TODAY")',
+    "clock: a datetime array": 'x = np.array(["now"]).astype("datetime64[s]")',
+    "clock: a datetime dtype code": 'x = np.array([0]).astype("M8[s]")',
+    "clock: a bare datetime letter": 'x = np.zeros(3, "M")',
+    "clock: datetime_as_string": "x = np.datetime_as_string",
+    "uninitialised: empty": "x = np.empty(cur.shape)",
+    "uninitialised: empty_like": "x = np.empty_like(cur)",
+    "uninitialised: ndarray constructor": "x = np.ndarray(cur.shape)",
+    "uninitialised: ndarray held": "make = np.ndarray\nx = make(3)",
+    "uninitialised: ufunc where": "x = np.add(cur, 1, where=cur > 0)",
+    "uninitialised: from numpy import": "from numpy import empty\nx = empty(3)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(NONDETERMINISTIC))
+def test_clock_reads_and_uninitialised_memory_are_refused(case):
+    with pytest.raises(ProgramError) as info:
+        check_source(program(NONDETERMINISTIC[case] + "\nreturn cur"), SIG)
+    assert info.value.reason == "forbidden"
+
+
+@pytest.mark.parametrize("body", [
+    "x = np.sum(cur, where=cur > 0)",  # in a reduction, where= only skips entries
+    "x = cur.max(initial=0, where=cur > 0)",
+    "ok = isinstance(cur, (np.ndarray, list))",
+    "x = np.zeros_like(cur)",
+    "word = 'nowhere'",
+])
+def test_the_deterministic_neighbours_stay_allowed(body):
+    check_source(program(body + "\nreturn cur"), SIG)
+
+
+def test_hash_of_an_address_is_refused_at_run_time():
+    # hash(str) is fixed by PYTHONHASHSEED; hash(function) is a memory address.
+    batch = Batch(tuple(relic_envs.splits("dgc").test_instances()[:1]))
+    team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": program("h = hash(len)\nreturn cur")}
+    with TeamEvaluator("dgc", workers=1) as ev:
+        result = ev.evaluate(team, batch)
+    assert result.status.reason == "exception" and "memory addresses" in result.status.detail
