@@ -6,7 +6,9 @@ Examples::
     relic-baselines eval --env shds --team lsga-dsa:paper
     relic-baselines table --env dgc --plot docs/results   # every DCOP row beside CP-SAT's optimum
     relic-baselines optimum --write dgc                   # re-solve the test split with CP-SAT (extra: solvers)
-    relic-baselines optimum --write mas_jd --hint atc     # MAS: offline CP-SAT references of test50 and test80
+    relic-baselines eval --env hmtsp --team seeds --team nn+2opt+relocate
+    relic-baselines table --env hmtsp --env fstsp         # routing: classical rows beside the OR-Tools references
+    relic-baselines optimum --write hmtsp --time-limit 60 # re-solve with OR-Tools' routing solver (extra: solvers)
 
 ``eval`` takes every team ``relic-envs eval`` takes (seeds, case-study, initial, program
 files) plus the classical DCOP algorithms; it lives here because ``relic_envs`` never
@@ -29,11 +31,31 @@ from relic_envs.errors import InvalidConfig
 
 DCOP_SOLVERS = ("dsa-a", "dsa-b", "dsa-c", "mgm", "mgm2", "maxsum", "lsga-dsa")
 DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
+ROUTING = ("hmtsp", "fstsp")
+
+
+def routing_methods(name: str) -> tuple[str, ...]:
+    """The classical rows of a routing benchmark that play as teams (``baselines.co``)."""
+    if name == "hmtsp":
+        from baselines.co.routing_hmtsp import METHODS
+    elif name == "fstsp":
+        from baselines.co.routing_fstsp import METHODS
+    else:
+        return ()
+    return METHODS
 
 
 def evaluate(name: str, team: str, split: str = "test", progress: bool = True, interface: str = "paper") -> list[RolloutResult]:
     """A classical DCOP configuration (``dsa-b``, ``mgm2:tuned``, ``lsga-dsa:paper``, ...)
     on a canonical split, or any team ``relic-envs eval`` knows."""
+    if name in ROUTING and team in routing_methods(name):  # a classical routing row played as a team
+        from relic_envs.core.rollout import rollout
+
+        if name == "hmtsp":
+            from baselines.co.routing_hmtsp import PlanTeam
+        else:
+            from baselines.co.routing_fstsp import PlanTeam
+        return rollout(name, PlanTeam(team), split_instances(name, split), interface=interface, progress=progress)
     if team.partition(":")[0] not in DCOP_SOLVERS:
         return evaluate_team(name, team, split, progress=progress, interface=interface)
     from baselines.dcop.configs import make_solver
@@ -51,7 +73,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_table(args: argparse.Namespace) -> int:
     from baselines.dcop import table
 
-    for name in args.env or list(DCOPS):
+    routing = [n for n in args.env or list(DCOPS) + [n for n in ROUTING if n in names()] if n in ROUTING]
+    if routing:
+        from baselines.co.routing_table import tables
+
+        print("\n" + tables(routing))
+    for name in [n for n in args.env or list(DCOPS) if n in DCOPS]:
         rows = table.build_rows(name, progress=not args.quiet)
         optimum = table.optimum_rows(name)
         print("\n" + table.format_table(name, rows, optimum, table.paper_rows(name)))
@@ -63,22 +90,36 @@ def _cmd_table(args: argparse.Namespace) -> int:
 
 def _cmd_optimum(args: argparse.Namespace) -> int:
     from baselines.dcop import cpsat
+
+    routing = [n for n in args.write or [] if n in ROUTING] if args.write else [n for n in ROUTING if n in names()]
+    if routing:
+        from baselines.co import routing as co_routing
+
+        for name in routing:
+            if args.write:
+                co_routing.write_cache(
+                    name, time_limit=args.time_limit, hint=args.hint if name == "hmtsp" else None, progress=not args.quiet
+                )
+            for hinted in (False, True):
+                cache = co_routing.load_cache(name, hinted=hinted)
+                if cache is not None:
+                    print(co_routing.summary(name, cache))
+                elif not hinted:
+                    print(f"{name}: no cached OR-Tools reference; {co_routing.INSTALL_HINT} {name}")
     from baselines.mas import cpsat as mas_cpsat
 
-    for name in args.write or []:
-        if name in mas_cpsat.MAS:
-            mas_cpsat.write_cache(name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet)
-            print(f"wrote {mas_cpsat.cache_path(name)}")
-            continue
+    for name in [n for n in args.write or [] if n in mas_cpsat.MAS]:
+        mas_cpsat.write_cache(name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet)
+        print(f"wrote {mas_cpsat.cache_path(name)}")
+    for name in [n for n in args.write or mas_cpsat.MAS if n in mas_cpsat.MAS]:
+        cache = mas_cpsat.load_cache(name)
+        print(mas_cpsat.summary(name, cache) if cache else f"{name}: no cached CP-SAT results; {mas_cpsat.INSTALL_HINT} {name}")
+    for name in [n for n in args.write or [] if n in DCOPS]:
         cache = cpsat.write_cache(
             name, time_limit=args.time_limit, workers=args.workers, hint=args.hint, progress=not args.quiet
         )
         print(f"wrote {cpsat.cache_path(name)}: {dict(zip(*np.unique(cache.status, return_counts=True)))}")
-    for name in args.write or [*cpsat.DCOPS, *mas_cpsat.MAS]:
-        if name in mas_cpsat.MAS:
-            cache = mas_cpsat.load_cache(name)
-            print(mas_cpsat.summary(name, cache) if cache else f"{name}: no cached CP-SAT results; {mas_cpsat.INSTALL_HINT} {name}")
-            continue
+    for name in [n for n in args.write or cpsat.DCOPS if n in DCOPS]:
         cache = cpsat.load_cache(name)
         if cache is None:
             print(f"{name}: no cached CP-SAT results; {cpsat.INSTALL_HINT} {name}")
@@ -96,21 +137,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relic-baselines", description="The comparators of the RELIC suite.")
     sub = parser.add_subparsers(dest="command", required=True)
     team_help = (
-        f"{', '.join(BUILTIN_TEAMS + DCOP_SOLVERS)} (DCOP algorithms also as NAME:tuned, NAME:paper, NAME:p=0.3) "
-        "or A.py,B.py,C.py (repeatable)"
+        f"{', '.join(BUILTIN_TEAMS + DCOP_SOLVERS)} (DCOP algorithms also as NAME:tuned, NAME:paper, NAME:p=0.3), "
+        "the routing rows (hmtsp: e.g. ci+2opt+relocate; fstsp: truck, truck+split) or A.py,B.py,C.py (repeatable)"
     )
     add_eval_parser(sub, team_help).set_defaults(func=_cmd_eval)
-    tb = sub.add_parser("table", help="DCOP tables: classical algorithms, paper rows and the CP-SAT optimum reference")
-    tb.add_argument("--env", action="append", choices=[n for n in DCOPS if n in names()])
+    tb = sub.add_parser(
+        "table", help="DCOP and routing (HMTSP, FSTSP) tables: classical algorithms, paper rows and the solver references"
+    )
+    tb.add_argument("--env", action="append", choices=[n for n in DCOPS + ROUTING if n in names()])
     tb.add_argument("--plot", metavar="DIR", help="also save a cost-per-sweep plot per benchmark in DIR (extra: docs)")
     tb.add_argument("--quiet", action="store_true")
     tb.set_defaults(func=_cmd_table)
-    op = sub.add_parser("optimum", help="show (default) or re-solve (--write) the cached CP-SAT optimum references")
-    op.add_argument("--write", nargs="+", choices=[*DCOPS, "mas_jd", "mas_st", "mas_fs"])
-    op.add_argument("--time-limit", type=float, default=10.0, help="seconds per instance (default 10)")
+    op = sub.add_parser(
+        "optimum", help="show (default) or re-solve (--write) the cached CP-SAT (DCOP, MAS) and OR-Tools routing (HMTSP, FSTSP) references"
+    )
+    op.add_argument("--write", nargs="+", choices=[*DCOPS, *ROUTING, "mas_jd", "mas_st", "mas_fs"])
+    op.add_argument("--time-limit", type=float, default=10.0, help="seconds per instance (default 10; the cached routing references used HMTSP 60, FSTSP 30)")
     op.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
-    op.add_argument("--hint", help="warm-start CP-SAT from this classical configuration's answer, e.g. lsga-dsa "
-                    "(DCOP) or seeds / atc / wspt (MAS)")
+    op.add_argument(
+        "--hint", help="warm-start from this classical configuration's answer, e.g. lsga-dsa (DCOP), ci+2opt+relocate (HMTSP), seeds / atc / wspt (MAS)"
+    )
     op.add_argument("--quiet", action="store_true")
     op.set_defaults(func=_cmd_optimum)
     return parser

@@ -101,6 +101,6 @@ def ownership(inst: SensorInstance) -> np.ndarray:
     sees = np.zeros((cand.shape[0], inst.target_value.size), dtype=bool)
     rows = np.repeat(np.arange(cand.shape[0]), N_VALUES)
     sees[rows[valid.ravel()], cand[valid]] = True
-    shares = (sees.astype(np.int64) @ sees.T.astype(np.int64)) > 0
+    shares = (sees.astype(np.int64) @ sees.T.astype(np.int64)) > 0  # exact: int64, numpy's own integer loop (no BLAS)
     coupling = (shares & inst.incompatible).sum(axis=1).astype(np.float64)
     return balanced_ownership(np.stack([risk, available, coupling], axis=1))

@@ -42,7 +42,7 @@ def incompatible_on_target(instance, x: np.ndarray) -> np.ndarray:
     onehot = np.zeros((x.size, instance.target_value.size))
     active = g >= 0
     onehot[np.flatnonzero(active), g[active]] = 1.0
-    return instance.incompatible.astype(np.float64) @ onehot
+    return instance.incompatible.astype(np.float64) @ onehot  # exact: 0/1 entries, integer sums < 2**53, any BLAS kernel
 
 
 def cost(instance, x: np.ndarray) -> float:
@@ -82,7 +82,7 @@ def peers(instance) -> np.ndarray:
     sees = np.zeros((cand.shape[0], instance.target_value.size), dtype=np.int64)
     rows, cols = np.nonzero(cand >= 0)
     sees[rows, cand[rows, cols]] = 1
-    shared = (sees @ sees.T) > 0
+    shared = (sees @ sees.T) > 0  # exact: int64, numpy's own integer loop (no BLAS)
     i, j = np.triu_indices(cand.shape[0], k=1)
     keep = shared[i, j]
     return np.stack([i[keep], j[keep]], axis=1)

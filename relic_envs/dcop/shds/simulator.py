@@ -10,9 +10,15 @@ Every device can reach the overload term of every slot it could run in, so the l
 cost of ``i`` at start ``v`` is its own energy price, its own preference term and the
 whole neighbourhood's overload with ``i`` moved to ``v``. The violation landscape is
 the overload part (capacity violation).
+
+No BLAS here (CONTRIBUTING.md, "Numerics that do not depend on the CPU"): the load
+adds the devices in index order, a run's price adds its slots from the first on, and
+the cost's energy term is an exactly rounded sum, so every CPU computes the same bits.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -30,13 +36,24 @@ OCCUPANCY = ((_h >= _v) & (_h < _v + _d)).astype(np.float64)
 
 
 def load(instance, x: np.ndarray) -> np.ndarray:
-    """``(24,)`` aggregate load of assignment ``x``."""
-    return instance.power @ OCCUPANCY[instance.duration, x]
+    """``(24,)`` aggregate load of assignment ``x``: the devices' powers added in index order."""
+    per_device = OCCUPANCY[instance.duration, x]  # (N, 24), a fresh array
+    per_device *= instance.power[:, None]
+    return np.add.accumulate(per_device, axis=0)[-1] if x.size else np.zeros(N_SLOTS)
+
+
+def run_price(price: np.ndarray) -> np.ndarray:
+    """``(7, 18)``: ``[d, v]`` is the price of one kW run for ``d`` slots from start ``v``,
+    ``theta_v + theta_{v+1} + ... + theta_{v+d-1}`` added from the first slot on."""
+    out = np.zeros((MAX_DURATION + 1, N_STARTS))
+    for d in range(1, MAX_DURATION + 1):
+        out[d] = out[d - 1] + price[d - 1 : d - 1 + N_STARTS]
+    return out
 
 
 def cost(instance, x: np.ndarray) -> float:
     L = load(instance, x)
-    energy = float(instance.price @ L)
+    energy = math.fsum(instance.price * L)
     preference = PREFERENCE_COST * float(np.abs(x - instance.pref_start).sum())
     overload = OVERLOAD_COST * float(np.maximum(0.0, L - instance.capacity).sum())
     return energy + preference + overload
@@ -55,6 +72,6 @@ def violation(instance, x: np.ndarray) -> np.ndarray:
 
 
 def landscape(instance, x: np.ndarray) -> np.ndarray:
-    energy = instance.power[:, None] * (OCCUPANCY[instance.duration] @ instance.price)
+    energy = instance.power[:, None] * run_price(instance.price)[instance.duration]
     preference = PREFERENCE_COST * np.abs(np.arange(N_STARTS)[None, :] - instance.pref_start[:, None])
     return energy + preference + violation(instance, x)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from relic_envs.core.numerics import exp
+
 
 def correlation(dist: np.ndarray, sigma: float) -> np.ndarray:
-    return np.exp(-(dist * dist) / (2.0 * sigma * sigma))
+    """``rho_sj`` for every pair, with the CPU-independent ``exp`` (see CONTRIBUTING.md)."""
+    return exp(-(dist * dist) / (2.0 * sigma * sigma))
 
 
 def init_dynamic(instance, dist) -> dict[str, np.ndarray]:

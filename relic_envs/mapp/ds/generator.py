@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 
 from relic_envs.core.instance import check_range
+from relic_envs.core.numerics import exp
 from relic_envs.errors import InvalidInstance
 from relic_envs.mapp._geometry import coordinates, geometric_budget
 from relic_envs.mapp._routing import RoutingInstance
@@ -77,7 +78,7 @@ def stream(instance: DSInstance) -> Stream:
     draws = rng.random((horizon, n))
     values = rng.standard_exponential((horizon, n)) / instance.value_rates
     ttl = rng.integers(TTL_MIN, TTL_MAX + 1, (horizon, n))
-    fire = draws < -np.expm1(-instance.rates)  # 1 - exp(-lambda_i), exactly 0 at the depot
+    fire = draws < 1.0 - exp(-instance.rates)  # exactly 0 at the depot; CPU-independent exp (CONTRIBUTING)
     expiry = np.arange(horizon)[:, None] + ttl
     return Stream(fire=fire, value=np.where(fire, values, 0.0), expiry=expiry.astype(np.int64))
 
