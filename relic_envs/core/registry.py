@@ -46,50 +46,32 @@ class BenchmarkSpec:
         return self.entry_point is not None
 
 
-def _dcop(name: str, title: str, objective: str) -> BenchmarkSpec:
-    return BenchmarkSpec(name, title, "dcop", "B.4", objective, f"relic_envs.dcop.{name}.envs:BENCHMARK")
+# family -> (appendix section, package under relic_envs)
+_FAMILIES = {"mapp": ("B.1", "mapp"), "mas": ("B.2", "mas"), "co": ("B.3", "co"), "dcop": ("B.4", "dcop")}
 
 
-def _mapp(short: str, title: str, objective: str) -> BenchmarkSpec:
-    return BenchmarkSpec(f"mapp_{short}", title, "mapp", "B.1", objective, f"relic_envs.mapp.{short}.envs:BENCHMARK")
+def _row(family: str, name: str, module: str, title: str, objective: str) -> BenchmarkSpec:
+    """A built benchmark whose ``Benchmark`` is ``relic_envs.<family>.<module>.envs:BENCHMARK``."""
+    section, package = _FAMILIES[family]
+    return BenchmarkSpec(name, title, family, section, objective, f"relic_envs.{package}.{module}.envs:BENCHMARK")
 
 
 SPECS: tuple[BenchmarkSpec, ...] = (
-    _mapp("pc", "Multi-Agent Prize Collection (MAPP-PC)", "collected prize (max)"),
-    _mapp("ar", "Multi-Agent Area Reconnaissance (MAPP-AR)", "uncertainty removed (max)"),
-    _mapp("ds", "Multi-Agent Dynamic Servicing (MAPP-DS)", "value of served requests (max)"),
-    BenchmarkSpec(
-        "mas_jd", "Multi-Agent Job Dispatch (MAS-JD)", "mas", "B.2",
-        "total weighted tardiness (min)", "relic_envs.mas.jd.envs:BENCHMARK",
-    ),
-    BenchmarkSpec(
-        "mas_st", "Multi-Agent Skilled-Task Scheduling (MAS-ST)", "mas", "B.2",
-        "value of tasks done by their deadlines (max)", "relic_envs.mas.st.envs:BENCHMARK",
-    ),
-    BenchmarkSpec(
-        "mas_fs", "Multi-Agent Flow-Shop Scheduling (MAS-FS)", "mas", "B.2",
-        "total weighted completion time (min)", "relic_envs.mas.fs.envs:BENCHMARK",
-    ),
-    BenchmarkSpec(
-        "hmtsp", "Heterogeneous Multi-Depot Multiple TSP (HMTSP)", "co", "B.3",
-        "sum L_k + 0.5 max L_k + 5 sum budget excess (min)", "relic_envs.co.hmtsp.envs:BENCHMARK",
-    ),
-    BenchmarkSpec(
-        "fstsp", "Flying Sidekick TSP (FSTSP)", "co", "B.3",
-        "T_sync + 0.05 D_truck (min)", "relic_envs.co.fstsp.envs:BENCHMARK",
-    ),
-    BenchmarkSpec(
-        "fjagv", "Flexible Job Shop with AGVs (FJAGV)", "co", "B.3",
-        "C_max + 0.2 sum w_j T_j + 0.02 D_AGV (min)", "relic_envs.co.fjagv.envs:BENCHMARK",
-    ),
-    BenchmarkSpec(
-        "mrcps", "Multi-Project Multi-Skilled RCPSP (MRCPS)", "co", "B.3",
-        "0.25 max C_p + sum w_p T_p + 0.01 C_labor (min)", "relic_envs.co.mrcps.envs:BENCHMARK",
-    ),
-    _dcop("dgc", "Distributed Graph Coloring (DGC)", "weighted conflicts (min)"),
-    _dcop("dimes", "Distributed Multi-Event Scheduling (DiMES)", "off-slot + travel + preference cost (min)"),
-    _dcop("sensor_dcsp", "Sensor Network DCSP (SensorDCSP)", "coverage + incompatibility cost (min)"),
-    _dcop("shds", "Smart Home Device Scheduling (SHDS)", "energy + preference + overload cost (min)"),
+    _row("mapp", "mapp_pc", "pc", "Multi-Agent Prize Collection (MAPP-PC)", "collected prize (max)"),
+    _row("mapp", "mapp_ar", "ar", "Multi-Agent Area Reconnaissance (MAPP-AR)", "uncertainty removed (max)"),
+    _row("mapp", "mapp_ds", "ds", "Multi-Agent Dynamic Servicing (MAPP-DS)", "value of served requests (max)"),
+    _row("mas", "mas_jd", "jd", "Multi-Agent Job Dispatch (MAS-JD)", "total weighted tardiness (min)"),
+    _row("mas", "mas_st", "st", "Multi-Agent Skilled-Task Scheduling (MAS-ST)", "value of tasks done by their deadlines (max)"),
+    _row("mas", "mas_fs", "fs", "Multi-Agent Flow-Shop Scheduling (MAS-FS)", "total weighted completion time (min)"),
+    _row("co", "hmtsp", "hmtsp", "Heterogeneous Multi-Depot Multiple TSP (HMTSP)",
+         "sum L_k + 0.5 max L_k + 5 sum budget excess (min)"),
+    _row("co", "fstsp", "fstsp", "Flying Sidekick TSP (FSTSP)", "T_sync + 0.05 D_truck (min)"),
+    _row("co", "fjagv", "fjagv", "Flexible Job Shop with AGVs (FJAGV)", "C_max + 0.2 sum w_j T_j + 0.02 D_AGV (min)"),
+    _row("co", "mrcps", "mrcps", "Multi-Project Multi-Skilled RCPSP (MRCPS)", "0.25 max C_p + sum w_p T_p + 0.01 C_labor (min)"),
+    _row("dcop", "dgc", "dgc", "Distributed Graph Coloring (DGC)", "weighted conflicts (min)"),
+    _row("dcop", "dimes", "dimes", "Distributed Multi-Event Scheduling (DiMES)", "off-slot + travel + preference cost (min)"),
+    _row("dcop", "sensor_dcsp", "sensor_dcsp", "Sensor Network DCSP (SensorDCSP)", "coverage + incompatibility cost (min)"),
+    _row("dcop", "shds", "shds", "Smart Home Device Scheduling (SHDS)", "energy + preference + overload cost (min)"),
 )
 _BY_NAME = {s.name: s for s in SPECS}
 
