@@ -1,0 +1,27 @@
+"""The paper's LLM comparators as role-isolated searches on RELIC's evaluator (Appendix D).
+
+``METHODS`` maps each CLI name to its search class. Every method runs on the same
+data, evaluator, LLM client, budget (ten proposals per role and batch, invalid ones
+charged) and run directory as ``relic learn``; see :mod:`baselines.ahd._search`.
+"""
+
+from __future__ import annotations
+
+from baselines.ahd._search import IsolatedSearch, SearchConfig
+from baselines.ahd.eoh import EoHInd
+
+METHODS: dict[str, type[IsolatedSearch]] = {"eoh": EoHInd}
+
+PLANNED = ("reevo", "mcts_ahd", "hifo", "motif")  # Appendix D's other comparators, not built yet
+
+
+def method(name: str) -> type[IsolatedSearch]:
+    """The search class of a comparator name."""
+    if name in PLANNED:
+        raise NotImplementedError(f"comparator {name!r} is not built yet; built: {sorted(METHODS)}")
+    if name not in METHODS:
+        raise ValueError(f"unknown comparator {name!r}; built: {sorted(METHODS)}, planned: {list(PLANNED)}")
+    return METHODS[name]
+
+
+__all__ = ["METHODS", "PLANNED", "IsolatedSearch", "SearchConfig", "method"]

@@ -1,0 +1,374 @@
+"""The loop every role-isolated LLM comparator shares (the paper's "ind." adaptations).
+
+Appendix D ("Role-isolated adaptations"): each method keeps *one search state per role*;
+a role's search sees its own signature, its seed, its own programs and the contextual
+team score obtained with its teammates frozen, and never another role's code,
+population, reflections or statistics. Everything else is RELIC's protocol
+(Appendix D, "Shared settings"): five ordered training batches, each candidate scored
+on the current batch plus replay from the two preceding batches
+(:func:`relic_learner.batches.mixed_batch`), ten proposals per role and batch, invalid
+proposals charged, the same sandboxed :class:`~relic_learner.evaluate.TeamEvaluator`,
+the same LLM client and ledger, the same system message and target block
+(:mod:`relic_learner.prompts`), and model selection on training data only.
+
+**Frozen teammates (ours).** A candidate of role ``i`` is scored in the team made of
+the *current incumbents* of the other roles, as RELIC scores its candidates, so the
+two differ only in how they search and communicate. Seeds as teammates would make
+every role optimise for a team that never plays; incumbents are what the final team
+is made of. No role sees its teammates' code: only the scalar team score.
+
+**Scores across batches (ours).** A score is only comparable on one mixed batch, so at
+the start of every batch after the first each role's retained programs are re-scored
+on the new batch in the current team (evaluations, no LLM calls), the best becomes the
+role's incumbent, and the methods rank, select and prune by these fresh scores; the
+paper's RELIC revalidates its incumbents the same way (Appendix C.1).
+
+A method subclasses :class:`IsolatedSearch` and implements four hooks:
+:meth:`~IsolatedSearch.new_role_state`, :meth:`~IsolatedSearch.programs`,
+:meth:`~IsolatedSearch.prompt` (which operator, which parents, which messages) and
+:meth:`~IsolatedSearch.accept` (what the search keeps of a scored or failed candidate);
+:meth:`~IsolatedSearch.end_of_batch` adds a method's auxiliary calls (reflection,
+insight distillation). The run directory, checkpoint and event stream are those of
+``relic learn`` (:class:`relic_learner.runlog.RunDir`); after every step the state is
+checkpointed atomically, so ``resume`` continues a killed run.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import relic_envs
+from relic_envs.core.registry import get_benchmark
+from relic_envs.errors import InvalidConfig
+from relic_envs.seeds import seed_source
+from relic_learner import prompts
+from relic_learner.batches import Batch, mixed_batch
+from relic_learner.evaluate import TeamEvaluator
+from relic_learner.intake import Rejection, intake
+from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient, make_client
+from relic_learner.runlog import RunDir
+
+log = logging.getLogger("baselines.ahd")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+    """What defines a comparator run (written to ``config.json``); defaults are Appendix D's."""
+
+    method: str
+    env: str
+    interface: str = "paper"
+    llm: str = "offline"
+    base_url: str | None = None
+    temperature: float = 1.0
+    batches: int = 5
+    proposals: int = 10
+    replay: int = 2
+    replay_per_batch: int = 3
+    seed: int = 0
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.env not in relic_envs.names():
+            raise InvalidConfig(f"env must be one of {relic_envs.names()}, got {self.env!r}")
+        get_benchmark(self.env).check_interface(self.interface)
+        for name in ("batches", "proposals"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidConfig(f"{name} must be a positive int, got {value!r}")
+        if self.batches > 5:
+            raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One program a role's search holds: its source, the method's text about it, its score."""
+
+    id: int
+    source: str
+    thought: str  # the method's one-line description (EoH's "algorithm"), or the seed's docstring
+    score: float  # contextual team score on the batch it was last scored on (higher is better)
+    batch: int  # batch of that score
+    operator: str = "seed"
+    parents: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass
+class Offer:
+    """What a method asks for one proposal: the messages, the operator tag, the parents."""
+
+    messages: list[dict[str, str]]
+    operator: str
+    parents: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass
+class SearchState:
+    """The persistent state of a comparator run (pickled into the checkpoint)."""
+
+    roles: dict[str, Any]  # role -> the method's own search state
+    incumbent: dict[str, Candidate]
+    incumbent_score: float | None = None
+    next_id: dict[str, int] = dataclasses.field(default_factory=dict)
+    b: int = 1
+    phase: str = "start"  # start -> propose -> end (-> next batch) ... -> done
+    role_index: int = 0
+    h: int = 0
+    curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
+    events: int = 0
+
+
+class IsolatedSearch(abc.ABC):
+    """A role-isolated comparator run on one benchmark, backed by a run directory.
+
+    Parameters are those of :class:`relic_learner.relic.Relic`: ``config``, ``out``, and
+    optionally a shared ``llm`` client, ``evaluator`` and an ``on_step`` callback.
+    """
+
+    name: str = ""  # the method's CLI name
+
+    def __init__(
+        self,
+        config: SearchConfig,
+        out: str | Path,
+        *,
+        llm: LLMClient | None = None,
+        evaluator: TeamEvaluator | None = None,
+        on_step: Callable[[SearchState], None] | None = None,
+        _state: SearchState | None = None,
+    ):
+        if config.method != self.name:
+            raise InvalidConfig(f"config.method is {config.method!r} but this search is {self.name!r}")
+        self.config = config
+        self.run = RunDir(out)
+        self.bench = get_benchmark(config.env)
+        self.roles = list(self.bench.roles)
+        self.signatures = self.bench.signatures(config.interface)
+        self.seeds = {r: seed_source(config.env, r, config.interface) for r in self.roles}
+        self.targets = {r: prompts.target_block(self.signatures[r], self.seeds[r]) for r in self.roles}
+        self.stream = relic_envs.splits(config.env).train
+        self.llm = llm or self._make_llm()
+        self._own_evaluator = evaluator is None
+        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers)
+        self.on_step = on_step
+        if _state is None:
+            self.run.write_json("config.json", dataclasses.asdict(config))
+            self.state = SearchState(roles={r: self.new_role_state(r) for r in self.roles}, incumbent={})
+            self.run.truncate_events(0)
+            self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe())
+        else:
+            self.state = _state
+            self.llm.ledger.restore(_state.ledger)
+            self.run.truncate_events(_state.events)  # the cut-off step is redone, as in ``relic learn``
+
+    @classmethod
+    def resume(cls, out: str | Path, **kw: Any) -> IsolatedSearch:
+        """Continue the run in ``out`` from its last checkpoint."""
+        run = RunDir(out)
+        if not run.checkpoint_path.exists():
+            raise FileNotFoundError(f"no checkpoint in {out}: nothing to resume")
+        config = SearchConfig(**json.loads(run.config_path.read_text()))
+        return cls(config, out, _state=run.load_checkpoint(), **kw)
+
+    def _make_llm(self) -> LLMClient:
+        spec = self.config.llm
+        if spec.startswith("openai:"):
+            return make_client(spec, base_url=self.config.base_url, temperature=self.config.temperature,
+                               cache_dir=str(self.run.path / "llm_cache"))
+        return make_client(spec, seed=self.config.seed) if spec == "offline" else make_client(spec)
+
+    # -- what a method implements ----------------------------------------------------------
+    @abc.abstractmethod
+    def new_role_state(self, role: str) -> Any:
+        """A role's empty search state (the seed is handed to :meth:`accept` at batch 1)."""
+
+    @abc.abstractmethod
+    def programs(self, role: str) -> list[Candidate]:
+        """Every program the role's search retains (re-scored at each batch start)."""
+
+    @abc.abstractmethod
+    def prompt(self, role: str, h: int, rng: np.random.Generator) -> Offer:
+        """The ``h``-th proposal of the current batch: operator, parents and messages."""
+
+    @abc.abstractmethod
+    def accept(self, role: str, offer: Offer, child: Candidate | None, rng: np.random.Generator) -> None:
+        """Take a proposal's outcome: a scored ``child``, or ``None`` when it was invalid."""
+
+    def end_of_batch(self, role: str) -> None:
+        """Auxiliary work at the end of a batch (none by default)."""
+        return None
+
+    # -- the loop ----------------------------------------------------------------------------
+    def learn(self) -> dict[str, str]:
+        """Run (or finish) the search; return the final team as role -> source."""
+        try:
+            while self.state.phase != "done":
+                self.step()
+            return self.team()
+        finally:
+            if self._own_evaluator:
+                self.evaluator.close()
+
+    def step(self) -> None:
+        """Advance by one checkpointed step: a batch start, one proposal, or a batch end."""
+        s = self.state
+        if s.phase == "start":
+            self._start_batch()
+            s.phase = "propose"
+        elif s.phase == "propose":
+            self._propose(self.roles[s.role_index], s.h)
+            s.h += 1
+            if s.h == self.config.proposals:
+                s.h, s.role_index = 0, s.role_index + 1
+            if s.role_index == len(self.roles):
+                s.role_index, s.phase = 0, "end"
+        elif s.phase == "end":
+            self._end_batch()
+            if s.b == self.config.batches:
+                self._finish()
+                s.phase = "done"
+            else:
+                s.b, s.phase = s.b + 1, "start"
+        self.state.ledger = self.llm.ledger.snapshot()
+        self.state.events = self.run.seq
+        self.run.save_checkpoint(self.state)
+        if self.on_step:
+            self.on_step(self.state)
+
+    def batch(self) -> Batch:
+        c = self.config
+        return mixed_batch(self.stream, self.state.b, c.seed, horizon=c.replay, per_batch=c.replay_per_batch)
+
+    def team(self, **override: str) -> dict[str, str]:
+        """The incumbent team as sources, with ``override`` roles replaced."""
+        team = {r: self.state.incumbent[r].source for r in self.roles}
+        team.update(override)
+        return team
+
+    def rng(self, *key: int) -> np.random.Generator:
+        """A generator that depends only on the run seed and ``key``: a resumed step draws the same."""
+        return np.random.default_rng([self.config.seed, *key])
+
+    def new_candidate(self, role: str, source: str, thought: str, score: float, operator: str,
+                      parents: tuple[int, ...] = ()) -> Candidate:
+        s = self.state
+        k = s.next_id.get(role, 0)
+        s.next_id[role] = k + 1
+        return Candidate(k, source, thought, score, s.b, operator, parents)
+
+    def auxiliary(self, messages: list[dict[str, str]], tag: str, key: list[int]) -> str | None:
+        """One auxiliary call (charged); ``None`` when it fails (that call contributes no text)."""
+        try:
+            return self.llm.complete(messages, AUXILIARY, tag=tag, cache_salt=[self.config.seed, *key, tag]).text
+        except LLMCallFailed as exc:
+            self.run.event("auxiliary_failed", tag=tag, reason=exc.reason, detail=str(exc)[:300])
+            return None
+
+    def _start_batch(self) -> None:
+        s, batch = self.state, self.batch()
+        self.run.event("batch_start", b=s.b, instances=len(batch), provenance=batch.provenance)
+        if s.b == 1:
+            seeds = self.evaluator.evaluate(self.seeds, batch)
+            if not seeds.ok:
+                raise RuntimeError(f"the seed team is invalid on batch 1: {seeds.status}")
+            for r_idx, role in enumerate(self.roles):
+                seed = self.new_candidate(role, self.seeds[role], prompts.seed_description(
+                    self.seeds[role], self.signatures[role].function), seeds.mean_score, "seed")
+                s.incumbent[role] = seed
+                self.accept(role, Offer([], "seed"), seed, self.rng(s.b, r_idx, 2**16))
+        else:
+            for role in self.roles:
+                self._rescore(role, batch)
+        result = self.evaluator.evaluate(self.team(), batch)
+        if not result.ok:
+            raise RuntimeError(f"the incumbent team is invalid on batch {s.b}: {result.status}")
+        s.incumbent_score = result.mean_score
+        s.curve.append({"b": s.b, "start": result.mean_score})
+        self.run.event("incumbent", b=s.b, score=result.mean_score, objective=result.mean_objective)
+
+    def _rescore(self, role: str, batch: Batch) -> None:
+        """Every retained program of ``role`` scored on the new batch in the current team."""
+        s = self.state
+        kept = self.programs(role)
+        results = self.evaluator.evaluate_many([self.team(**{role: c.source}) for c in kept], batch)
+        for c, r in zip(kept, results):
+            # An earlier-valid program can fail in a new context; it then ranks last (ours).
+            c.score, c.batch = (r.mean_score, s.b) if r.ok else (-np.inf, s.b)
+        best = max(kept, key=lambda c: (c.score, -c.id))
+        s.incumbent[role] = best
+        self.run.event("rescore", b=s.b, role=role, programs=len(kept), incumbent=best.id, score=best.score)
+
+    def _propose(self, role: str, h: int) -> None:
+        s, c = self.state, self.config
+        r_idx = self.roles.index(role)
+        rng = self.rng(s.b, r_idx, h)
+        offer = self.prompt(role, h, rng)
+        record: dict[str, Any] = {"b": s.b, "role": role, "h": h, "operator": offer.operator,
+                                  "parents": list(offer.parents)}
+        try:
+            reply = self.llm.complete(offer.messages, PROPOSAL, tag=offer.operator,
+                                      cache_salt=[c.seed, s.b, r_idx, h, offer.operator])
+        except LLMCallFailed as exc:
+            return self._fail(role, offer, record, "llm", f"{exc.reason}: {exc}", rng)
+        record.update(tokens=reply.prompt_tokens + reply.completion_tokens, cached=reply.cached)
+        program = intake(reply.text, self.signatures[role])
+        if isinstance(program, Rejection):
+            return self._fail(role, offer, record, program.reason, program.detail, rng)
+        result = self.evaluator.evaluate(self.team(**{role: program.source}), self.batch())
+        if not result.ok:
+            return self._fail(role, offer, record, result.status.reason, result.status.detail, rng)
+        child = self.new_candidate(role, program.source, thought_of(reply.text), result.mean_score,
+                                   offer.operator, offer.parents)
+        gain = result.mean_score - s.incumbent_score
+        improved = gain > 0
+        if improved:
+            s.incumbent[role], s.incumbent_score = child, result.mean_score
+        self.accept(role, offer, child, rng)
+        record.update(status="ok", child=child.id, gain=gain, score=result.mean_score, incumbent=improved,
+                      relative_gain=gain / max(abs(result.mean_score - gain), 1e-12))
+        self.run.event("proposal", **record)
+
+    def _fail(self, role: str, offer: Offer, record: dict[str, Any], reason: str, detail: str,
+              rng: np.random.Generator) -> None:
+        self.accept(role, offer, None, rng)
+        record.update(status="invalid", reason=reason, detail=detail[:500])
+        self.run.event("proposal", **record)
+
+    def _end_batch(self) -> None:
+        s = self.state
+        s.curve[-1]["end"] = s.incumbent_score
+        for role in self.roles:
+            self.end_of_batch(role)
+        self.run.event("batch_end", b=s.b, score=s.incumbent_score,
+                       incumbent={r: c.id for r, c in s.incumbent.items()})
+
+    def _finish(self) -> None:
+        s = self.state
+        team_dir = self.run.path / "team"
+        team_dir.mkdir(exist_ok=True)
+        for role, source in self.team().items():
+            (team_dir / f"{role}.py").write_text(source)
+        self.run.write_json("curve.json", s.curve)
+        self.run.event("run_end", score=s.incumbent_score, incumbent={r: c.id for r, c in s.incumbent.items()},
+                       ledger=self.llm.ledger.snapshot())
+
+
+def thought_of(reply: str) -> str:
+    """The one-sentence description a reply puts in braces before its code (EoH's format).
+
+    The first ``{...}`` outside the fenced code, else the prose before the code, else "".
+    """
+    prose = reply.split("```", 1)[0]
+    if "{" in prose and "}" in prose.split("{", 1)[1]:
+        return " ".join(prose.split("{", 1)[1].split("}", 1)[0].split())
+    head = prose.split("def ", 1)[0]
+    return " ".join(head.split())[:500]
