@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from baselines.ahd._search import IsolatedSearch, SearchConfig
 from baselines.ahd.eoh import EoHInd
+from baselines.ahd.reevo import ReEvoInd
 
-METHODS: dict[str, type[IsolatedSearch]] = {"eoh": EoHInd}
+METHODS: dict[str, type[IsolatedSearch]] = {"eoh": EoHInd, "reevo": ReEvoInd}
 
-PLANNED = ("reevo", "mcts_ahd", "hifo", "motif")  # Appendix D's other comparators, not built yet
+PLANNED = ("mcts_ahd", "hifo", "motif")  # Appendix D's other comparators, not built yet
 
 
 def method(name: str) -> type[IsolatedSearch]:
