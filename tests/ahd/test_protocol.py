@@ -29,7 +29,7 @@ from relic_learner.llm.mutate import mutate_program
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
 ENV = "mapp_pc"  # the cheapest team evaluation of the suite (about 0.2 s per mixed batch)
 FUNCTIONS = {r: s.function for r, s in relic_envs.get_benchmark(ENV).signatures("paper").items()}
-AUXILIARY = {"eoh": 0, "reevo": 138, "mcts_ahd": 0}  # Appendix D, Table "Logical LLM invocations per complete three-role run"
+AUXILIARY = {"eoh": 0, "reevo": 138, "mcts_ahd": 0, "hifo": 15}  # Appendix D, Table "Logical LLM invocations per complete three-role run"
 
 
 def scripted_reply(body: dict) -> str:
@@ -37,6 +37,8 @@ def scripted_reply(body: dict) -> str:
     reflection text for a request that shows no program to mutate into (auxiliary calls)."""
     user = body["messages"][-1]["content"]
     h = int(hashlib.sha256(user.encode()).hexdigest(), 16)
+    if "Extract one or two" in user:  # HiFo's insight distillation
+        return f"- Scripted principle number {h % 1000}: prefer options that keep later choices open."
     if "fewer than" in user and "words" in user:  # ReEvo's reflections
         return f"Scripted hint {h % 1000}: weigh distance against value."
     if h % 9 == 0:
@@ -127,7 +129,7 @@ def test_thought_is_the_braced_sentence_before_the_code():
 
 
 def test_registry_and_config_errors(tmp_path):
-    assert method("eoh") is EoHInd and set(METHODS) == {"eoh", "reevo", "mcts_ahd"}
+    assert method("eoh") is EoHInd and set(METHODS) == {"eoh", "reevo", "mcts_ahd", "hifo"}
     for name in PLANNED:
         with pytest.raises(NotImplementedError, match=name):
             method(name)
@@ -138,7 +140,7 @@ def test_registry_and_config_errors(tmp_path):
     with pytest.raises(InvalidConfig, match="env"):
         SearchConfig(method="eoh", env="nope")
     with pytest.raises(InvalidConfig, match="method"):
-        EoHInd(SearchConfig(method="hifo", env="dgc"), tmp_path / "x")
+        EoHInd(SearchConfig(method="reevo", env="dgc"), tmp_path / "x")
 
 
 def test_reevo_schedule_gives_one_reflection_per_proposal_after_warm_up():
@@ -167,6 +169,7 @@ def _run(*args, **kw):
 @pytest.mark.parametrize("name", [
     "eoh",
     "mcts_ahd",
+    "hifo",
     pytest.param("reevo", marks=pytest.mark.xfail(strict=True, reason=(
         "the offline backend keeps its mutant -> edit-kind map only in memory, so its reflection text differs "
         "after a resume (issue 17, item 1)"))),
