@@ -1,0 +1,238 @@
+"""The MOTIF control: same-role competitive tree search (Kiet et al., AAAI 2026), system-aware round off.
+
+MOTIF optimises several interacting functions with two LLM agents, P1 and P2, taking
+turns on one function at a time. Appendix D keeps its *same-role competitive step*
+and disables its *system-aware cross-role round*, so no agent ever sees another role's
+code. What it keeps, per role: one competitive tree whose root holds the role's seed
+for both players; a node records both players' current programs, whose turn it is,
+its visits and value, and the operators already tried from it. What it asks the model
+(our wording of the reference's context; ``HaiAu2501/MOTIF``, read, not copied): the
+task, the role's current best program (the *baseline*), the active player's program
+and its improvement over the baseline, the opponent's best program of the *same
+role* and its improvement, the summaries along the search path, the last four
+evaluated attempts, and one of three operators:
+
+- **counter**: target one weakness of the opponent with a distinct, stable formula;
+- **learning**: keep one useful pattern of the opponent and change or combine it;
+- **innovation**: try a compact formula family not used by the baseline, the opponent
+  or the recent attempts.
+
+Search, as the reference: descending from the root, a node with an untried operator is
+expanded with one drawn at random; otherwise the child with the best
+``Q + c sqrt(ln N_parent / N_child)`` (unvisited children first) is followed, with the
+paper's inner exploration ``c = 0.01``; a leaf whose operators are all tried is
+expanded again with a random one. The expanding player gets the new program, the
+opponent keeps its own; the child's value for a player with improvement ``I`` (relative
+to the baseline score's magnitude; -1 for an invalid program, the reference's -100 %)
+against an opponent with ``I'`` is ``0.7 sigmoid(10 I) + 0.3 sigmoid(10 (I - I'))``
+(the paper's reward mix 0.7 and reward scale 10; the reference's current code applies
+scale 1 to percentages, i.e. 100 on fractions; scale 10 on percentages would make every
+gain above about half a percent worth the same); every node on the path is credited with the value of the player who
+created it. The baseline is dynamic: when the role's incumbent improves it becomes the
+new baseline, every improvement in the tree is recomputed and the visit statistics are
+reset, as the reference does after an outer iteration.
+
+Adaptation (ours, docs/baselines/ahd.md): one proposal is one MCTS iteration; the
+reference's outer UCB over which function to optimise is replaced by the shared
+schedule (ten iterations per role and batch, roles A, B, C); the reference's
+contrastive-reflection call (an extra LLM call per turn in its current code) is not
+made, as the paper counts no auxiliary call for MOTIF; the baseline is refreshed at the
+end of each role's block and at each batch start (after re-scoring every program in
+the tree on the new batch).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from baselines.ahd._search import Candidate, IsolatedSearch, Offer
+from relic_learner import prompts
+
+OPERATORS = ("counter", "learning", "innovation")
+EXPLORATION = 0.01  # Appendix D: inner exploration
+MIX = 0.7  # Appendix D: reward mix
+SCALE = 10.0  # Appendix D: reward scale
+INVALID = -1.0  # improvement of an invalid program (the reference's -100 %)
+RECENT = 4
+
+INSTRUCTIONS = {
+    "counter": "Counter: target one weakness of the opponent's program or of its score with a distinct, stable "
+               "formula.",
+    "learning": "Learning: keep one useful pattern of the opponent's program, then change or combine it using the "
+                "evaluator's feedback.",
+    "innovation": "Innovation: try a compact formula family used neither by the baseline, nor by the opponent, nor "
+                  "by the recent attempts.",
+}
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(float(np.clip(-x, -50, 50))))
+
+
+def value(mine: float, theirs: float) -> float:
+    """A player's reward: ``MIX sigmoid(SCALE I) + (1 - MIX) sigmoid(SCALE (I - I_opponent))``."""
+    return MIX * sigmoid(SCALE * mine) + (1 - MIX) * sigmoid(SCALE * (mine - theirs))
+
+
+@dataclasses.dataclass
+class Node:
+    programs: dict[str, Candidate]  # "P1"/"P2" -> that player's current program
+    active: str  # the player who moves from this node
+    parent: int | None = None
+    operator: str = ""
+    summary: str = ""
+    visits: int = 0
+    total: float = 0.0
+    tried: list[str] = dataclasses.field(default_factory=list)
+    children: list[int] = dataclasses.field(default_factory=list)
+
+    @property
+    def q(self) -> float:
+        return self.total / self.visits if self.visits else 0.0
+
+
+def other(player: str) -> str:
+    return "P2" if player == "P1" else "P1"
+
+
+@dataclasses.dataclass
+class Arena:
+    """One role's competitive tree, the two players' best programs and the dynamic baseline."""
+
+    nodes: list[Node] = dataclasses.field(default_factory=list)
+    best: dict[str, Candidate] = dataclasses.field(default_factory=dict)
+    baseline: float = 0.0
+    attempts: list[dict] = dataclasses.field(default_factory=list)
+    pending: tuple[int, str] | None = None  # (node, player) of the proposal in flight
+
+    def improvement(self, program: Candidate | None) -> float:
+        if program is None or not np.isfinite(program.score):  # an invalid program
+            return INVALID
+        return (program.score - self.baseline) / max(abs(self.baseline), 1e-12)
+
+    def select(self, rng: np.random.Generator) -> tuple[int, str]:
+        i = 0
+        while True:
+            node = self.nodes[i]
+            untried = [op for op in OPERATORS if op not in node.tried]
+            if untried:
+                return i, untried[int(rng.integers(len(untried)))]
+            if not node.children:
+                return i, OPERATORS[int(rng.integers(len(OPERATORS)))]
+            fresh = [c for c in node.children if self.nodes[c].visits == 0]
+            if fresh:
+                i = fresh[0]
+                continue
+            n = max(node.visits, 1)
+            i = max(node.children, key=lambda c: self.nodes[c].q
+                    + EXPLORATION * math.sqrt(math.log(n) / self.nodes[c].visits))
+
+    def expand(self, i: int, operator: str, child: Candidate | None, summary: str) -> None:
+        node = self.nodes[i]
+        if operator not in node.tried:
+            node.tried.append(operator)
+        player = node.active
+        programs = dict(node.programs)
+        if child is not None:
+            programs[player] = child
+        k = len(self.nodes)
+        self.nodes.append(Node(programs, other(player), i, operator, summary))
+        node.children.append(k)
+        mine = self.improvement(child)
+        theirs = self.improvement(programs[other(player)])
+        values = {player: value(mine, theirs), other(player): value(theirs, mine)}
+        j: int | None = k
+        while j is not None:  # each node holds the value of the player who created it
+            n = self.nodes[j]
+            creator = self.nodes[n.parent].active if n.parent is not None else n.active
+            n.visits += 1
+            n.total += values[creator]
+            j = n.parent
+        if child is not None and (player not in self.best or child.score > self.best[player].score):
+            self.best[player] = child
+        self.attempts.append({"player": player, "operator": operator, "summary": summary,
+                              "improvement": mine, "valid": child is not None})
+
+    def rebase(self, baseline: float) -> None:
+        """A new baseline: improvements follow from the stored scores; visit statistics restart."""
+        self.baseline = baseline
+        for n in self.nodes:
+            n.visits, n.total = 0, 0.0
+
+
+def _code(c: Candidate) -> str:
+    return f"```python\n{c.source.rstrip()}\n```"
+
+
+class MotifControl(IsolatedSearch):
+    """The MOTIF control: same-role P1/P2 competitive MCTS per role, no cross-role round."""
+
+    name = "motif"
+
+    def new_role_state(self, role: str) -> Arena:
+        return Arena()
+
+    def programs(self, role: str) -> list[Candidate]:
+        seen: dict[int, Candidate] = {}
+        for n in self.state.roles[role].nodes:
+            for c in n.programs.values():
+                seen.setdefault(c.id, c)
+        return list(seen.values())
+
+    def _rescore(self, role, batch) -> None:
+        super()._rescore(role, batch)
+        arena: Arena = self.state.roles[role]
+        arena.best = {p: max((n.programs[p] for n in arena.nodes), key=lambda c: (c.score, -c.id))
+                      for p in ("P1", "P2")}
+        arena.rebase(self.state.incumbent[role].score)
+
+    def prompt(self, role: str, h: int, rng: np.random.Generator) -> Offer:
+        arena: Arena = self.state.roles[role]
+        i, operator = arena.select(rng)
+        node = arena.nodes[i]
+        player = node.active
+        arena.pending = (i, player)
+        mine, rival = node.programs[player], arena.best.get(other(player), node.programs[other(player)])
+        path, j = [], i
+        while j is not None and len(path) < 3:
+            if arena.nodes[j].summary:
+                path.append(arena.nodes[j].summary)
+            j = arena.nodes[j].parent
+        recent = arena.attempts[-RECENT:]
+        lines = [
+            "[Baseline implementation]", _code(self.state.incumbent[role]), "",
+            f"[Current solution ({player})] improvement over the baseline: {100 * arena.improvement(mine):+.2f}%",
+            _code(mine), "",
+            f"[Opponent best] improvement over the baseline: {100 * arena.improvement(rival):+.2f}%", _code(rival), "",
+            "[Current search path]", *(f"- {s}" for s in reversed(path)), *([] if path else ["- no moves yet"]), "",
+            "[Recent evaluator feedback]",
+            *(f"- {a['player']} {a['operator']}: " + (f"{100 * a['improvement']:+.2f}%" if a["valid"] else "invalid")
+              + f" - {a['summary'] or '(no summary)'}" for a in recent),
+            *([] if recent else ["- no evaluated attempts yet"]),
+            "Avoid repeating failed or non-improving formula families.", "",
+            "[Instruction]", INSTRUCTIONS[operator], "",
+            "Goal: a program that beats both the baseline and the opponent. Change one decision rule at a time. "
+            "First give a one-sentence summary of the change inside braces { }, then the complete function, "
+            "starting with the exact target signature, and nothing after it.",
+        ]
+        messages = [{"role": "system", "content": prompts.SYSTEM},
+                    {"role": "user", "content": f"{self.targets[role]}\n\n" + "\n".join(lines)}]
+        return Offer(messages, operator, (mine.id, rival.id))
+
+    def accept(self, role: str, offer: Offer, child: Candidate | None, rng: np.random.Generator) -> None:
+        arena: Arena = self.state.roles[role]
+        if offer.operator == "seed":
+            arena.nodes.append(Node({"P1": child, "P2": child}, "P1"))
+            arena.best = {"P1": child, "P2": child}
+            arena.baseline = child.score
+            return
+        i, _ = arena.pending
+        arena.pending = None
+        arena.expand(i, offer.operator, child, child.thought if child is not None else "")
+        if self.state.h == self.config.proposals - 1:  # the role's block ends: dynamic baseline
+            incumbent = self.state.incumbent[role].score
+            if incumbent > arena.baseline:
+                arena.rebase(incumbent)
