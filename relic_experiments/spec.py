@@ -1,0 +1,117 @@
+"""A grid spec: which methods, benchmarks, interfaces and run seeds, with which LLM and budget.
+
+Example (TOML)::
+
+    name = "dcop-main"
+    methods = ["relic", "eoh", "reevo"]
+    envs = ["dgc", "dimes"]
+    seeds = [0, 1, 2]
+    llm = "offline"            # or "openai:gpt-4o-mini" (key from OPENAI_API_KEY)
+    # optional: interfaces = ["paper"], base_url = "...", batches = 5, proposals = 10,
+    #           ablation = "none", communication = "full"   (RELIC cells only)
+
+Every combination is one :class:`~relic_experiments.cell.Cell`. Unknown keys and bad
+values raise :class:`~relic_envs.errors.InvalidConfig` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import sys
+from pathlib import Path
+from typing import Any
+
+import relic_envs
+from relic_envs.errors import InvalidConfig
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+RELIC = "relic"
+
+
+def known_methods() -> tuple[str, ...]:
+    from baselines.ahd import METHODS
+
+    return (RELIC, *sorted(METHODS))
+
+
+@dataclasses.dataclass(frozen=True)
+class GridSpec:
+    name: str
+    methods: tuple[str, ...]
+    envs: tuple[str, ...]
+    seeds: tuple[int, ...] = (0, 1, 2)
+    interfaces: tuple[str, ...] = ("paper",)
+    llm: str = "offline"
+    base_url: str | None = None
+    batches: int = 5
+    proposals: int = 10
+    ablation: str = "none"
+    communication: str = "full"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidConfig(f"name must be a non-empty string, got {self.name!r}")
+        for key, allowed in (("methods", known_methods()), ("envs", relic_envs.names()),
+                             ("interfaces", ("paper", "alt"))):
+            values = getattr(self, key)
+            if not values:
+                raise InvalidConfig(f"{key} must list at least one value")
+            bad = [v for v in values if v not in allowed]
+            if bad:
+                raise InvalidConfig(f"{key}: unknown {bad}; allowed: {list(allowed)}")
+        if not self.seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in self.seeds):
+            raise InvalidConfig(f"seeds must be non-negative ints, got {list(self.seeds)}")
+        for key in ("batches", "proposals"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidConfig(f"{key} must be a positive int, got {value!r}")
+        if self.batches > 5:
+            raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
+        if not (self.llm == "offline" or self.llm.startswith("openai:")):
+            raise InvalidConfig(f"llm must be 'offline' or 'openai:MODEL', got {self.llm!r}")
+
+    def cells(self) -> list:
+        """Every cell of the grid, in a fixed order (method, env, interface, seed)."""
+        from relic_experiments.cell import Cell
+
+        out = []
+        for method, env, interface, seed in itertools.product(self.methods, self.envs, self.interfaces, self.seeds):
+            if interface != "paper" and interface not in relic_envs.get_benchmark(env).interfaces:
+                continue  # the alternative interface exists for MAPP and MAS only
+            out.append(Cell(method, env, interface, seed, self.llm, self.base_url, self.batches, self.proposals,
+                            self.ablation, self.communication))
+        return out
+
+
+_LISTS = ("methods", "envs", "seeds", "interfaces")
+
+
+def parse_spec(data: dict[str, Any]) -> GridSpec:
+    fields = {f.name for f in dataclasses.fields(GridSpec)}
+    unknown = sorted(set(data) - fields)
+    if unknown:
+        raise InvalidConfig(f"unknown grid keys {unknown}; allowed: {sorted(fields)}")
+    missing = [k for k in ("name", "methods", "envs") if k not in data]
+    if missing:
+        raise InvalidConfig(f"grid spec misses {missing}")
+    kw = dict(data)
+    for key in _LISTS:
+        if key in kw:
+            if not isinstance(kw[key], list):
+                raise InvalidConfig(f"{key} must be a list, got {kw[key]!r}")
+            kw[key] = tuple(kw[key])
+    return GridSpec(**kw)
+
+
+def load_spec(path: str | Path) -> GridSpec:
+    """Read and check a TOML grid spec."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidConfig(f"{path}: not valid TOML: {exc}") from None
+    return parse_spec(data)

@@ -1,0 +1,103 @@
+"""The paper's tables from a grid's finished cells: mean ± std over run seeds, gap to the best per column.
+
+Appendix D ("Run-level aggregation", "Relative gap"): a run's result is its final team's
+mean raw objective over a test set; a table cell is the mean ± standard deviation over
+the independent runs (numpy ``std``, ``ddof=0``, over the run means); the gap of a row is
+``100 (m - m*) / (|m*| + eps)`` for a minimised column and ``100 (m* - m) / (|m*| + eps)``
+for a maximised one, ``m*`` the best mean of the column; the best is in bold. Columns are
+``<env>/<test size>`` (the interface is added when a grid has more than one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+
+import numpy as np
+
+import relic_envs
+from relic_experiments.cell import CellResult
+
+EPS = 1e-12
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    mean: float
+    std: float
+    runs: int
+    gap: float = float("nan")
+    best: bool = False
+
+
+def aggregate(results: list[CellResult]) -> tuple[list[str], list[str], dict[tuple[str, str], Entry]]:
+    """``(rows, columns, entries)``: rows are methods, columns env/size, entries keyed (row, column)."""
+    interfaces = {r.cell.interface for r in results}
+    runs: dict[tuple[str, str], list[float]] = defaultdict(list)
+    minimize: dict[str, bool] = {}
+    for r in results:
+        for size, value in r.objective.items():
+            column = f"{r.cell.env}/{size}" + (f"/{r.cell.interface}" if len(interfaces) > 1 else "")
+            runs[(r.cell.method, column)].append(value)
+            minimize[column] = relic_envs.get_benchmark(r.cell.env).minimize
+    rows = list(dict.fromkeys(r.cell.method for r in results))
+    columns = list(dict.fromkeys(c for _, c in runs))
+    entries = {}
+    for column in columns:
+        means = {row: float(np.mean(runs[(row, column)])) for row in rows if (row, column) in runs}
+        best = (min if minimize[column] else max)(means.values())
+        for row, mean in means.items():
+            gap = (mean - best if minimize[column] else best - mean) / (abs(best) + EPS) * 100
+            entries[(row, column)] = Entry(mean, float(np.std(runs[(row, column)])), len(runs[(row, column)]),
+                                           gap, mean == best)
+    return rows, columns, entries
+
+
+def markdown(results: list[CellResult]) -> str:
+    rows, columns, entries = aggregate(results)
+    arrows = {c: "↓" if relic_envs.get_benchmark(c.split("/")[0]).minimize else "↑" for c in columns}
+    lines = ["| method | " + " | ".join(f"{c} {arrows[c]} | gap" for c in columns) + " |",
+             "|---|" + "---|---|" * len(columns)]
+    for row in rows:
+        cells = []
+        for c in columns:
+            e = entries.get((row, c))
+            if e is None:
+                cells += ["-", "-"]
+                continue
+            text, gap = f"{e.mean:.6g} ± {e.std:.3g}", f"{e.gap:.2f}%"
+            cells += [f"**{text}**", f"**{gap}**"] if e.best else [text, gap]
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def csv(results: list[CellResult]) -> str:
+    rows, columns, entries = aggregate(results)
+    lines = ["method,column,mean,std,runs,gap_percent,best"]
+    for row in rows:
+        for c in columns:
+            if (e := entries.get((row, c))) is not None:
+                lines.append(f"{row},{c},{e.mean!r},{e.std!r},{e.runs},{e.gap!r},{int(e.best)}")
+    return "\n".join(lines) + "\n"
+
+
+def latex(results: list[CellResult]) -> str:
+    rows, columns, entries = aggregate(results)
+    heads = [c.replace("_", r"\_") for c in columns]
+    out = [r"\begin{tabular}{|l|" + "ll|" * len(columns) + "}", r"\hline",
+           "Method & " + " & ".join(rf"\multicolumn{{2}}{{l|}}{{{h}}}" for h in heads) + r" \\", r"\hline"]
+    for row in rows:
+        cells = []
+        for c in columns:
+            e = entries.get((row, c))
+            if e is None:
+                cells += ["-", "-"]
+                continue
+            text, gap = rf"{e.mean:.6g} $\pm$ {e.std:.3g}", rf"{e.gap:.2f}\%"
+            cells += [rf"\textbf{{{text}}}", rf"\textbf{{{gap}}}"] if e.best else [text, gap]
+        out.append(row.replace("_", r"\_") + " & " + " & ".join(cells) + r" \\")
+    out += [r"\hline", r"\end{tabular}"]
+    return "\n".join(out) + "\n"
+
+
+FORMATS = {"md": markdown, "csv": csv, "tex": latex}
