@@ -1,4 +1,8 @@
-"""Layers point down: ``relic_envs`` never imports ``baselines`` or ``relic_learner``."""
+"""Layers point down: ``relic_envs`` < ``relic_learner`` < ``baselines`` < ``relic_experiments``.
+
+``relic_envs`` never imports ``baselines`` or ``relic_learner``; ``relic_learner`` never imports
+``baselines`` or ``relic_experiments``; ``baselines`` never imports ``relic_experiments``.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import relic_envs
 
-UPPER = ("baselines", "relic_learner")
+UPPER = ("baselines", "relic_learner", "relic_experiments")
 ROOT = Path(relic_envs.__file__).parent
+ABOVE = {"relic_envs": UPPER, "relic_learner": ("baselines", "relic_experiments"), "baselines": ("relic_experiments",)}
 
 
 def _imported_modules(tree: ast.AST) -> set[str]:
@@ -24,15 +31,17 @@ def _imported_modules(tree: ast.AST) -> set[str]:
     return names
 
 
-def test_no_module_of_relic_envs_imports_an_upper_layer():
+@pytest.mark.parametrize("package", sorted(ABOVE))
+def test_no_module_imports_an_upper_layer(package):
+    upper, root = ABOVE[package], ROOT.parent / package
     offenders = []
-    for path in ROOT.rglob("*.py"):
+    for path in root.rglob("*.py"):
         text = path.read_text()
         modules = _imported_modules(ast.parse(text))
         # Doctest lines are code too.
         doctest = [line.strip()[4:] for line in text.splitlines() if line.strip().startswith(">>> ")]
         modules |= _imported_modules(ast.parse("\n".join(s for s in doctest if s.startswith(("import ", "from ")))))
-        offenders += [f"{path.relative_to(ROOT)}: {m}" for m in modules if m.split(".")[0] in UPPER]
+        offenders += [f"{path.relative_to(root)}: {m}" for m in modules if m.split(".")[0] in upper]
     assert not offenders
 
 
