@@ -19,7 +19,7 @@ from relic_envs.errors import InvalidConfig, RelicError
 from relic_experiments.cell import Cell, load_result
 from relic_experiments.runner import BACKENDS, run_grid
 from relic_experiments.spec import GridSpec, load_spec, parse_spec
-from relic_experiments.tables import FORMATS
+from relic_experiments.tables import FORMATS, bar_chart
 
 
 def llm_calls(cell: Cell) -> tuple[int, str]:
@@ -74,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = sub.add_parser("table", help="the paper's table from a grid's finished cells")
     table.add_argument("out")
     table.add_argument("--format", choices=sorted(FORMATS), default="md")
+    table.add_argument("--plot", default=None, help="also save a bar chart per column to this PNG file")
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
@@ -90,6 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"note: {total - len(results)} of {total} cells are not finished; the table shows the others",
                   file=sys.stderr)
         sys.stdout.write(FORMATS[args.format](results))
+        if args.plot:
+            bar_chart(results, args.plot)
+            print(f"bar chart: {args.plot}", file=sys.stderr)
         return 0
     except RelicError as exc:
         print(f"relic-grid: error: {exc}", file=sys.stderr)

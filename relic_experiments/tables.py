@@ -101,3 +101,23 @@ def latex(results: list[CellResult]) -> str:
 
 
 FORMATS = {"md": markdown, "csv": csv, "tex": latex}
+
+
+def bar_chart(results: list[CellResult], path) -> None:
+    """One panel per column: each method's mean with its std over runs as an error bar (needs matplotlib)."""
+    from matplotlib.figure import Figure
+
+    rows, columns, entries = aggregate(results)
+    fig = Figure(figsize=(max(4.0, 3.2 * len(columns)), 3.4))
+    axes = fig.subplots(1, len(columns), squeeze=False)[0]
+    for ax, column in zip(axes, columns):
+        present = [r for r in rows if (r, column) in entries]
+        means = [entries[(r, column)].mean for r in present]
+        stds = [entries[(r, column)].std for r in present]
+        colors = ["#d62728" if entries[(r, column)].best else "#1f77b4" for r in present]
+        ax.bar(range(len(present)), means, yerr=stds, color=colors, capsize=3)
+        ax.set_xticks(range(len(present)), present, rotation=45, ha="right", fontsize=7)
+        arrow = "lower is better" if relic_envs.get_benchmark(column.split("/")[0]).minimize else "higher is better"
+        ax.set_title(f"{column} ({arrow})", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)

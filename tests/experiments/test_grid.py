@@ -59,6 +59,24 @@ def test_tables_follow_the_papers_aggregation():
     assert "**12 ± 2**" in markdown(results) and "b,dgc/test,20.0,0.0,2," in csv(results)
 
 
+def test_table_command_prints_every_format_and_a_chart(tmp_path):
+    from relic_experiments.cli import main
+    from relic_experiments.runner import write_spec
+
+    spec = GridSpec(name="t", methods=("eoh",), envs=("dgc",), seeds=(0,))
+    write_spec(spec, tmp_path)
+    with pytest.raises(SystemExit):
+        main(["table", str(tmp_path), "--format", "nope"])
+    assert main(["table", str(tmp_path / "missing")]) == 2  # no grid there: a one-line error
+    cell = spec.cells()[0]
+    cell.path(tmp_path).mkdir(parents=True)
+    result = CellResult(cell, {"test": 900.0}, {"test": [900.0]}, {"proposal": 150, "auxiliary": 0}, 0, 1.0)
+    (cell.path(tmp_path) / "result.json").write_text(json.dumps(result.to_json()))
+    for fmt in ("md", "csv", "tex"):
+        assert main(["table", str(tmp_path), "--format", fmt, "--plot", str(tmp_path / "bars.png")]) == 0
+    assert (tmp_path / "bars.png").stat().st_size > 1000
+
+
 def test_a_killed_grid_resumes_and_skips_finished_cells(tmp_path):
     spec_path = tmp_path / "tiny.toml"
     spec_path.write_text('name = "tiny"\nmethods = ["relic", "eoh"]\nenvs = ["mapp_pc"]\nseeds = [0]\n'
