@@ -118,12 +118,16 @@ class PublicTree:
         """Nodes a role may retrieve: never its own contributions."""
         return [n for n in self.live() if n.contributor != role]
 
-    def select(self, role: str, rng: np.random.Generator) -> PublicNode:
-        """Eq. 11: untried eligible nodes first (oldest first), then public UCT; uniform when flat."""
+    def select(self, role: str, rng: np.random.Generator, *, uniform: bool = False) -> PublicNode:
+        """Eq. 11: untried eligible nodes first (oldest first), then public UCT.
+
+        Uniform among eligible nodes when flat, or with ``uniform=True`` (Mislead without
+        principle selection: endorsement no longer steers retrieval).
+        """
         pool = self.eligible(role)
         if not pool:
             raise ValueError(f"no public principle is eligible for role {role}: Bridge is not available")
-        if self.flat:
+        if self.flat or uniform:
             return pool[int(rng.integers(len(pool)))]
         untried = [n for n in pool if n.N == 0]
         if untried:
@@ -143,7 +147,10 @@ class PublicTree:
         """Remove leaves with endorsement below ``threshold`` while more than ``keep`` nodes remain.
 
         Only the nodes that are leaves when pruning starts are considered (a parent
-        whose last child goes now is a leaf at the next pruning, not this one); the
+        whose last child goes now is a leaf at the next pruning, not this one), and
+        only those retrieved at least once (``N >= 1``): C.4 values a principle "by
+        measured downstream use", and a principle nobody has retrieved has no
+        measurement yet (pruning runs right after distill adds fresh ones). The
         weakest go first (lowest ``E``, then oldest). Internal nodes stay: they carry
         the lineage of surviving descendants. Returns the pruned ids.
         """
@@ -151,7 +158,7 @@ class PublicTree:
             return []
         live = self.live()
         leaves = [n for n in live if not any(not self.nodes[c].pruned for c in n.children)]
-        weak = sorted((n for n in leaves if n.E < threshold), key=lambda n: (n.E, n.id))
+        weak = sorted((n for n in leaves if n.N >= 1 and n.E < threshold), key=lambda n: (n.E, n.id))
         removed = [n.id for n in weak[: max(0, len(live) - keep)]]
         for node_id in removed:
             self.nodes[node_id].pruned = True

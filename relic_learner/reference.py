@@ -6,6 +6,8 @@ which ``i``'s learned program is replaced by the benchmark's fixed reference pol
 are substitutable, a fixed fallback where the stage is mandatory). The per-instance
 gaps stay here; only a summary text of dominant, redundant and harmful cases goes
 into the Reflect prompt, never teammate code or the raw score vector.
+:func:`scalar_summary` is the "single scalar signal" the paper's NoPeer condition
+compares it with (Section 6, Figure 3): the mean gap and nothing else.
 """
 
 from __future__ import annotations
@@ -96,3 +98,10 @@ def summarize(evaluator: TeamEvaluator, role: str, batch: Batch, gaps: Sequence[
         size = "" if kind == "redundant" else f"; mean {'gain' if kind == 'dominant' else 'loss'} {effect:.3g} objective units"
         lines.append(f"- {kind}: {len(idx)} of {n} ({origin}){size}: {meaning[kind]}.")
     return "\n".join(lines)
+
+
+def scalar_summary(evaluator: TeamEvaluator, gaps: Sequence[float]) -> str:
+    """The scalar-only Reflect signal: one number, the mean gap, with no cases or situations."""
+    direction = "lower" if evaluator.bench.minimize else "higher"
+    return (f"Your skill changes the team's mean score by {float(np.mean(gaps)):+.6g} relative to the reference "
+            f"behavior (score units; higher is better; the objective itself is {direction}-is-better).")

@@ -3,9 +3,12 @@
 :class:`Relic` holds the search state (private trees, archives, public tree,
 incumbents) and advances it one step at a time: the start of a batch (mixed batch,
 revalidation), one proposal of one role, the end of a batch (distill, reveal,
-cross-distill, prune). After every step the state is checkpointed atomically and the
-step's events are appended to ``events.jsonl``, so ``resume`` continues a killed run
-and produces the same events as an uninterrupted one.
+cross-distill, prune). After every step the state, with the LLM backend's own state,
+is checkpointed atomically and the step's events are appended to ``events.jsonl``, so
+``resume`` continues a run killed anywhere and produces the same events and outputs
+as an uninterrupted one. Knowledge replies pass the code guard of
+:mod:`relic_learner.boundary`; :func:`switches` maps the communication conditions of
+Figure 3 to what they change.
 
 Decisions the paper leaves open are marked "ours" in comments and listed in
 ``docs/learner.md``.
@@ -27,13 +30,14 @@ import relic_envs
 from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
 from relic_envs.seeds import seed_source
-from relic_learner import prompts
+from relic_learner import artifacts, killpoints, prompts
 from relic_learner.batches import Batch, mixed_batch
+from relic_learner.boundary import strip_code
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.intake import Rejection, intake
 from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient, make_client
 from relic_learner.principles import Archive, PublicTree, parse_principles
-from relic_learner.reference import credit
+from relic_learner.reference import credit, scalar_summary
 from relic_learner.runlog import RunDir
 from relic_learner.trees import OPERATORS, PrivateTree
 
@@ -91,6 +95,38 @@ class RelicConfig:
                 raise InvalidConfig(f"{name} must be > 0, got {getattr(self, name)!r}")
 
 
+@dataclasses.dataclass(frozen=True)
+class Switches:
+    """What the communication condition and ``mitigation`` turn on (Section 6, Figure 3; Appendix D.5).
+
+    ``selection``: Bridge retrieves by public UCT and weak leaves are pruned (Eqs. 11-12),
+    else uniformly among eligible principles with no pruning. ``evidence``: Lift and
+    Bridge prompts carry the recipient's own credit summary and D.5's instruction to
+    test the principle against it. ``reflect``: ``"full"`` credit map or ``"scalar"``,
+    the mean gap alone.
+    """
+
+    selection: bool
+    evidence: bool
+    reflect: str
+
+
+def switches(config: RelicConfig) -> Switches:
+    """Figure 3's conditions: Mislead without/with principle selection, NoPeer with scalar/full Reflect.
+
+    Figure 3 reads "principle selection and full Reflect are evaluated as corresponding
+    mitigation mechanisms", so the unmitigated Mislead has no principle selection and
+    the unmitigated NoPeer has a scalar Reflect signal; ``--mitigation`` adds them back,
+    with D.5's own-evidence check for Mislead and for full communication.
+    """
+    m = config.mitigation
+    if config.communication == "mislead":
+        return Switches(selection=m, evidence=m, reflect="full")
+    if config.communication == "nopeer":
+        return Switches(selection=True, evidence=False, reflect="full" if m else "scalar")
+    return Switches(selection=True, evidence=m, reflect="full")
+
+
 def available_operators(config: RelicConfig, archive: Archive, public: PublicTree, role: str) -> list[str]:
     """The context-dependent operator set O_{i,b} (Appendix C.2), after ablations.
 
@@ -137,6 +173,7 @@ class State:
     h: int = 0
     curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
+    llm_state: dict[str, Any] = dataclasses.field(default_factory=dict)  # the backend's own state (exact resume)
     events: int = 0
 
 
@@ -179,8 +216,10 @@ class Relic:
         self._own_evaluator = evaluator is None
         self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers)
         self.on_step = on_step
+        self.switches = switches(config)
         if _state is None:
             self.run.write_json("config.json", dataclasses.asdict(config))
+            self.run.write_json("provenance.json", artifacts.provenance(config.env))
             self.state = State(
                 trees={r: PrivateTree(r, self.seeds[r], c_node=config.c_node, c_op=config.c_op, max_depth=config.max_depth)
                        for r in self.roles},
@@ -189,10 +228,12 @@ class Relic:
                 incumbent={r: 0 for r in self.roles},
             )
             self.run.truncate_events(0)
-            self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe())
+            self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe(),
+                           switches=dataclasses.asdict(self.switches))
         else:
             self.state = _state
             self.llm.ledger.restore(_state.ledger)
+            self.llm.restore_state(getattr(_state, "llm_state", {}))  # older checkpoints kept none
             # Events after the checkpoint belong to the step that was cut off; it is redone.
             # No "resume" event: a resumed run's log equals an uninterrupted one's.
             self.run.truncate_events(_state.events)
@@ -250,6 +291,7 @@ class Relic:
 
     def _checkpoint(self) -> None:
         self.state.ledger = self.llm.ledger.snapshot()
+        self.state.llm_state = self.llm.export_state()
         self.state.events = self.run.seq
         self.run.save_checkpoint(self.state)
         if self.on_step:
@@ -292,7 +334,9 @@ class Relic:
         best_score, _, best = max(scored)
         s.incumbent[role] = best
         tree.nodes[best].Q = 0.0  # it now defines the comparison baseline
-        self.run.event("revalidate", b=s.b, role=role, candidates=len(ids), incumbent=best, score=best_score)
+        scores = {str(i): (r.mean_score if r.ok else None) for i, r in zip(ids, results)}
+        self.run.event("revalidate", b=s.b, role=role, candidates=len(ids), incumbent=best, score=best_score,
+                       scores=scores)
 
     # -- one proposal ------------------------------------------------------------------
     def _rng(self, *key: int) -> np.random.Generator:
@@ -318,12 +362,13 @@ class Relic:
             context = {"contributor": entry.contributor, "batch": entry.batch}
             messages = prompts.lift(target, node.source, self._mitigated(entry.text, role, node, batch))
         elif op == "bridge":
-            p = s.public.select(role, rng)
+            p = s.public.select(role, rng, uniform=not self.switches.selection)
             s.public.retrieve(p.id)
             public_id, context = p.id, {"public_id": p.id}
             messages = prompts.bridge(target, node.source, self._mitigated(p.text, role, node, batch), p.contributor)
         elif op == "reflect":
-            messages = prompts.reflect(target, node.source, self._credit_text(role, node.source, batch))
+            messages = prompts.reflect(target, node.source, self._credit_text(role, node.source, batch,
+                                                                              scalar=self.switches.reflect == "scalar"))
         else:
             messages = prompts.refine(target, node.source)
         record: dict[str, Any] = {"b": s.b, "role": role, "h": h, "node": node.id, "operator": op, **context}
@@ -332,6 +377,9 @@ class Relic:
         except LLMCallFailed as exc:
             self._fail(tree, node, op, record, "llm", f"{exc.reason}: {exc}")
             return
+        killpoints.reached("llm")
+        name = f"b{s.b}-{role}-h{h}-{op}"
+        artifacts.save_transcript(self.run.path, name, {"messages": messages, "reply": reply.text, **record})
         record.update(tokens=reply.prompt_tokens + reply.completion_tokens, cached=reply.cached)
         program = intake(reply.text, self.signatures[role])
         if isinstance(program, Rejection):
@@ -339,6 +387,7 @@ class Relic:
             return
         result = self.evaluator.evaluate(self.team(**{role: program.source}), batch)
         if not result.ok:
+            artifacts.save_invalid(self.run.path, name, program.source)
             self._fail(tree, node, op, record, result.status.reason, result.status.detail)
             return
         gain = result.mean_score - s.incumbent_score
@@ -357,15 +406,15 @@ class Relic:
         record.update(status="invalid", reason=reason, detail=detail[:500])
         self.run.event("proposal", **record)
 
-    def _credit_text(self, role: str, source: str, batch: Batch) -> str:
+    def _credit_text(self, role: str, source: str, batch: Batch, *, scalar: bool = False) -> str:
         result = credit(self.evaluator, self.team(**{role: source}), role, batch)
         if result is None:
             return "The comparison could not be made: the team with this skill, or its reference, was invalid."
-        return result.summary
+        return scalar_summary(self.evaluator, result.gaps) if scalar else result.summary
 
     def _mitigated(self, principle: str, role: str, node: Any, batch: Batch) -> str:
         """Appendix D.5 mitigation: the recipient weighs the principle against its own evidence."""
-        if not self.config.mitigation:
+        if not self.switches.evidence:
             return principle
         return (
             f"{principle}\n[Your own evidence]\n{self._credit_text(role, node.source, batch)}\n"
@@ -378,11 +427,20 @@ class Relic:
         return corrupt(text) if self.config.communication == "mislead" else text
 
     def _aux(self, messages: list[dict[str, str]], tag: str, key: list[int]) -> str | None:
+        """One Reveal/Distill/Cross-distill call; its text, with any code cut out (C.5), or ``None``."""
         try:
-            return self.llm.complete(messages, AUXILIARY, tag=tag, cache_salt=[self.config.seed, *key, tag]).text
+            text = self.llm.complete(messages, AUXILIARY, tag=tag, cache_salt=[self.config.seed, *key, tag]).text
         except LLMCallFailed as exc:  # ours: a failed auxiliary call contributes no text
             self.run.event("auxiliary_failed", tag=tag, reason=exc.reason, detail=str(exc)[:300])
             return None
+        killpoints.reached("llm")
+        role = self.roles[key[1]]
+        artifacts.save_transcript(self.run.path, f"b{key[0]}-{role}-{tag}", {"messages": messages, "reply": text})
+        clean, removed = strip_code(text)
+        if removed:  # the reply is the only text that leaves this role: code never does
+            self.run.event("boundary", b=self.state.b, role=role, tag=tag, removed=removed,
+                           rejected=not clean)
+        return clean or None
 
     def _end_batch(self) -> None:
         s, c = self.state, self.config
@@ -391,7 +449,7 @@ class Relic:
             self._distill()
             delivered = self._reveal()
             self._cross_distill(delivered)
-        if s.b > 2:
+        if s.b > 2 and self.switches.selection:
             pruned = s.public.prune(c.prune_threshold, c.min_public)
             if pruned:
                 self.run.event("prune", b=s.b, pruned=pruned)

@@ -6,8 +6,12 @@ Layout of a run directory::
     events.jsonl       one JSON object per line, ``seq`` = line number (0-based)
     checkpoint.pkl     the search state after the last completed step (atomic replace)
     llm_cache/         responses of the openai backend, so a resumed run replays them
+    provenance.json    package version, git commit, splits digest (artifacts.py)
+    transcripts/       every LLM call's messages and reply, gzip-compressed JSON (artifacts.py)
+    invalid/           the source of candidates that failed evaluation (artifacts.py)
     team/{A,B,C}.py    the final incumbent team
     public_tree.json   the public principle tree
+    trees.json         the private trees (each node's gain at creation and its current Q)
     operators.md       operator statistics in the paper's format (Table 5)
     curve.png          the learning curve (mixed-batch score per batch)
 """
@@ -18,8 +22,11 @@ import json
 import os
 import pickle
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from relic_learner import killpoints
 
 
 class RunDir:
@@ -50,6 +57,7 @@ class RunDir:
             f.write(json.dumps(record, default=_jsonable) + "\n")
             f.flush()
         self._seq += 1
+        killpoints.reached("event")
 
     def truncate_events(self, count: int) -> None:
         """Keep the first ``count`` events: those after a checkpoint are replayed on resume."""
@@ -77,20 +85,26 @@ class RunDir:
         atomic_write(self.path / name, json.dumps(data, indent=2, default=_jsonable).encode())
 
     def save_checkpoint(self, state: Any) -> None:
-        atomic_write(self.checkpoint_path, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        atomic_write(self.checkpoint_path, data, before_replace=lambda: killpoints.reached("checkpoint"))
 
     def load_checkpoint(self) -> Any:
         with open(self.checkpoint_path, "rb") as f:
             return pickle.load(f)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same directory, fsync, then rename over ``path``."""
+def atomic_write(path: Path, data: bytes, before_replace: Callable[[], None] | None = None) -> None:
+    """Write to a temporary file in the same directory, fsync, then rename over ``path``.
+
+    ``before_replace`` runs between the two (the kill tests' hook).
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+    if before_replace is not None:
+        before_replace()
     os.replace(tmp, path)
 
 

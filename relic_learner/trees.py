@@ -3,7 +3,8 @@
 Each role owns a :class:`PrivateTree`. A node holds a program, its visit count
 ``N``, its value ``Q`` (the contextual marginal gain measured when it was created,
 Eq. 7; never replaced by descendants' values) and per-operator statistics
-``N_op``/``Q_op``. Selection is sequential:
+``N_op``/``Q_op`` (``V_op`` counts the valid attempts, over which Eq. 13 averages).
+Selection is sequential:
 
 1. descend from the root while the current node is not *expandable* (it has an
    untried available operator, or no child), following the child that maximises
@@ -42,11 +43,13 @@ class Node:
     Q: float = 0.0
     N_op: dict[str, int] = dataclasses.field(default_factory=dict)
     Q_op: dict[str, float] = dataclasses.field(default_factory=dict)
+    V_op: dict[str, int] = dataclasses.field(default_factory=dict)  # valid attempts: Eq. 13's mean runs over these
     children: list[int] = dataclasses.field(default_factory=list)
     operator: str | None = None
     public_id: int | None = None
     batch: int = 0
     score: float | None = None  # absolute mixed-batch team score at creation
+    gain: float = 0.0  # Q as measured at creation; revalidation resets Q, never this
 
 
 def node_uct(child: Node, parent: Node, c: float) -> float:
@@ -105,7 +108,13 @@ class PrivateTree:
         return max(available, key=lambda o: operator_uct(node, o, available, self.c_op))
 
     def record_failure(self, node: Node, operator: str) -> None:
-        """An invalid or failed proposal: the attempt counts, nothing else (Appendix C.2)."""
+        """An invalid or failed proposal: the attempt counts, nothing else (Appendix C.2).
+
+        "[It] increments the attempted-operator count but creates no child and supplies
+        no synthetic reward": ``N_op`` grows (Eq. 5's exploration term sees the
+        attempt) and ``Q_op``, the mean over valid attempts, is untouched, so the
+        order of failures and successes does not change it.
+        """
         node.N_op[operator] = node.N_op.get(operator, 0) + 1
 
     def add_child(
@@ -114,25 +123,30 @@ class PrivateTree:
     ) -> Node:
         """Insert a valid candidate: ``Q = gain`` (Eq. 7), ancestors' ``N`` + 1, Eq. 13 for the operator."""
         child = Node(len(self.nodes), source, parent.id, parent.depth + 1, N=1, Q=float(gain), operator=operator,
-                     public_id=public_id, batch=batch, score=score)
+                     public_id=public_id, batch=batch, score=score, gain=float(gain))
         self.nodes.append(child)
         parent.children.append(child.id)
         ancestor: Node | None = parent
         while ancestor is not None:
             ancestor.N += 1
             ancestor = self.nodes[ancestor.parent] if ancestor.parent is not None else None
-        n = parent.N_op.get(operator, 0) + 1
-        parent.N_op[operator] = n
+        parent.N_op[operator] = parent.N_op.get(operator, 0) + 1
+        v = parent.V_op.get(operator, 0) + 1
+        parent.V_op[operator] = v
         q = parent.Q_op.get(operator, 0.0)
-        parent.Q_op[operator] = q + (float(gain) - q) / n  # Eq. 13
+        parent.Q_op[operator] = q + (float(gain) - q) / v  # Eq. 13, a mean over valid attempts (see record_failure)
         return child
 
     def new_nodes(self, batch: int) -> list[Node]:
         return [n for n in self.nodes if n.batch == batch and n.parent is not None]
 
     def successful(self) -> list[Node]:
-        """Nodes whose measured gain was positive when created (candidates for revalidation)."""
-        return [n for n in self.nodes if n.parent is not None and n.Q > 0]
+        """Nodes whose gain was positive when created: the "previously successful programs" of C.1.
+
+        Their creation gain, not ``Q``: revalidation resets the winner's ``Q`` to 0, and
+        a program that once won must stay a candidate after it loses incumbency.
+        """
+        return [n for n in self.nodes if n.parent is not None and n.gain > 0]
 
     # -- persistence ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -83,6 +83,20 @@ class LLMClient(abc.ABC):
         self.ledger.record(completion, tag=tag)
         return completion
 
+    def export_state(self) -> dict[str, Any]:
+        """What this backend needs, besides its ledger, to continue a run identically (JSON-able).
+
+        A run checkpoints it after every step and hands it back to :meth:`restore_state`
+        on resume. Stateless backends return ``{}``; a backend whose replies depend on
+        what it answered before (the offline backend's edit kinds) must return it all.
+        """
+        return {}
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`export_state` returned (called on resume)."""
+        if state:
+            raise ValueError(f"{type(self).__name__} keeps no state, got {sorted(state)}")
+
     @abc.abstractmethod
     def _complete(self, messages: list[dict[str, str]], purpose: str, *, tag: str | None, cache_salt: Any) -> Completion:
         """Answer validated ``messages``; raise :class:`LLMCallFailed` on endpoint problems."""

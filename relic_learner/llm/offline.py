@@ -102,6 +102,17 @@ class OfflineClient(LLMClient):
             BANNER,
         )
 
+    def export_state(self) -> dict[str, Any]:
+        """The call index and every mutant made with its edit: a resumed run's principles depend on them."""
+        with self._lock:
+            made = {source: [m.kind, m.detail] for source, m in self._made.items()}
+            return {"index": self._index, "made": made}
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        with self._lock:
+            self._index = int(state.get("index", 0))
+            self._made = {source: Mutation(kind, detail, source) for source, (kind, detail) in state.get("made", {}).items()}
+
     def describe(self) -> str:
         return f"{BANNER}: proposals are random AST mutations, not model output (seed={self.seed})"
 

@@ -70,6 +70,7 @@ def _learn_cmd(out: Path, base_url: str, *extra: str) -> list[str]:
             "--out", str(out), "--quiet", *extra]
 
 
+@pytest.mark.slow  # ~40 s on 2 cores; test_resume_exact.py covers the kill points fast, this one kills from outside
 def test_kill_and_resume_gives_the_uninterrupted_result(openai_server, tmp_path):
     openai_server.responder = scripted_reply
     env = {**os.environ, "OPENAI_API_KEY": "test"}

@@ -46,7 +46,30 @@ def test_add_child_sets_q_to_gain_counts_ancestors_and_applies_eq13():
     tree.record_failure(root, "lift")
     assert root.N_op["lift"] == 1 and "lift" not in root.Q_op and len(tree.nodes) == 4  # no child, no reward
     tree.add_child(root, "d", 3.0, "lift", batch=2)
-    assert root.Q_op["lift"] == pytest.approx(1.5)  # Eq. 13 with N_op = 2 (the failure counted): 0 + (3 - 0) / 2
+    # Eq. 13 over the valid attempts ("no synthetic reward" for the failure); N_op = 2 counts both
+    assert root.Q_op["lift"] == pytest.approx(3.0) and root.N_op["lift"] == 2
+
+
+def test_eq13_does_not_depend_on_the_order_of_failures_and_successes():
+    """A failure before a success must not halve the success (it did when Eq. 13 divided by N_op)."""
+    first, second = PrivateTree("A", "seed"), PrivateTree("A", "seed")
+    first.add_child(first.root, "a", 4.0, "lift", batch=1)
+    first.record_failure(first.root, "lift")
+    first.add_child(first.root, "b", 2.0, "lift", batch=1)
+    second.record_failure(second.root, "lift")
+    second.add_child(second.root, "a", 4.0, "lift", batch=1)
+    second.add_child(second.root, "b", 2.0, "lift", batch=1)
+    for tree in (first, second):
+        assert tree.root.Q_op["lift"] == pytest.approx(3.0) and tree.root.N_op["lift"] == 3
+
+
+def test_a_program_that_once_won_stays_a_revalidation_candidate():
+    """C.1 revalidates "previously successful programs"; revalidation resets the winner's Q to 0."""
+    tree = PrivateTree("A", "seed")
+    won = tree.add_child(tree.root, "won", 2.5, "reflect", batch=1)
+    lost = tree.add_child(tree.root, "lost", -1.0, "reflect", batch=1)
+    won.Q = 0.0  # what revalidation does to the incumbent it picks
+    assert tree.successful() == [won] and won.gain == 2.5 and lost not in tree.successful()
 
 
 def test_descent_stops_at_the_first_expandable_node():
@@ -104,6 +127,8 @@ def test_lineage_and_pruning_keep_internal_nodes_and_five_nodes():
     child = pub.add("refined", "STRATEGY", "B", 2, "distill", parent=base.id)
     assert child.parent == base.id and base.children == [child.id]
     leaves = [pub.add(f"p{k}", "PATTERN", "C", 2, "cross_distill") for k in range(5)]
+    for node in (child, *leaves):
+        pub.retrieve(node.id)  # all measured once
     leaves[0].E = 0.9  # above the threshold: kept
     removed = pub.prune(threshold=0.5, keep=5)
     # live: base (internal), refined, p0..p4 = 7; weak leaves: refined, p1..p4 (E = 0); two go, oldest first
@@ -112,6 +137,21 @@ def test_lineage_and_pruning_keep_internal_nodes_and_five_nodes():
     assert pub.prune(threshold=0.5, keep=5) == []  # never below five
     flat = PublicTree(flat=True)
     assert flat.add("x", "PATTERN", "A", 1, "distill", parent=5).parent == 0 and flat.prune() == []
+
+
+def test_pruning_spares_principles_nobody_has_retrieved_yet():
+    """Pruning runs right after Distill adds fresh principles (E = 0): they must reach Bridge first."""
+    pub = PublicTree()
+    unretrieved = [pub.add(f"new{k}", "STRATEGY", "B", 2, "distill") for k in range(4)]  # the oldest ids
+    tried = [pub.add(f"old{k}", "PATTERN", "A", 2, "distill") for k in range(4)]
+    for node in tried:
+        pub.retrieve(node.id)
+    tried[0].E = 2.0
+    removed = pub.prune(threshold=0.5, keep=5)
+    assert removed == [tried[1].id, tried[2].id, tried[3].id]  # measured and weak
+    assert all(n in pub.live() for n in unretrieved)
+    pub.retrieve(unretrieved[0].id)  # retrieved once, no gain: now it may go
+    assert pub.prune(threshold=0.5, keep=0) == [unretrieved[0].id]
 
 
 def test_parse_principles():
