@@ -124,6 +124,7 @@ class SearchState:
     h: int = 0
     curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
+    llm_state: dict[str, Any] = dataclasses.field(default_factory=dict)  # the backend's own state (exact resume)
     events: int = 0
 
 
@@ -168,6 +169,7 @@ class IsolatedSearch(abc.ABC):
         else:
             self.state = _state
             self.llm.ledger.restore(_state.ledger)
+            self.llm.restore_state(_state.llm_state)
             self.run.truncate_events(_state.events)  # the cut-off step is redone, as in ``relic learn``
 
     @classmethod
@@ -239,6 +241,7 @@ class IsolatedSearch(abc.ABC):
             else:
                 s.b, s.phase = s.b + 1, "start"
         self.state.ledger = self.llm.ledger.snapshot()
+        self.state.llm_state = self.llm.export_state()
         self.state.events = self.run.seq
         self.run.save_checkpoint(self.state)
         if self.on_step:

@@ -170,9 +170,7 @@ def _run(*args, **kw):
     "mcts_ahd",
     "hifo",
     "motif",
-    pytest.param("reevo", marks=pytest.mark.xfail(strict=True, reason=(
-        "the offline backend keeps its mutant -> edit-kind map only in memory, so its reflection text differs "
-        "after a resume (issue 17, item 1)"))),
+    "reevo",
 ])
 def test_sigkill_and_resume_gives_the_uninterrupted_run(name, tmp_path):
     whole, broken = tmp_path / "whole", tmp_path / "broken"
