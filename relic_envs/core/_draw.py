@@ -4,6 +4,8 @@ Everything is drawn on one axes that covers the figure, with its data coordinate
 equal to figure fractions (:func:`frame_axes`); a :class:`Panel` maps a box of the
 frame to data limits. One axes without ticks draws several times faster than an axes
 per panel, and text is the dearest artist there is, so labels are few and short.
+The Gantt helpers (:func:`gantt_panel`, :func:`gantt_bars`, :func:`late_bars`,
+:func:`time_axis`) serve the scheduling pictures of the MAS and CO families.
 matplotlib is imported lazily: importing this module does not need it.
 """
 
@@ -231,3 +233,81 @@ class _Generic:
 
 
 GENERIC = _Generic()
+
+
+# -- Gantt charts (scheduling and combinatorial families) ---------------------------------
+#: Colours that tell jobs (or projects) apart, cycled by id (Paul Tol's muted palette; no role colour).
+CYCLE: tuple[str, ...] = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
+                          "#AA4499", "#DDDDDD")
+LATE = "#CC3311"  # tardiness, missed deadlines
+
+
+def cycle_colors(ids) -> list[str]:
+    """One :data:`CYCLE` colour per id (neighbouring ids get different colours)."""
+    return [CYCLE[int(i) % len(CYCLE)] for i in np.asarray(ids).ravel()]
+
+
+def bars(ax, left, bottom, width, height, **style) -> None:
+    """Rectangles in frame coordinates as one collection (an artist per bar is several times slower to draw)."""
+    from matplotlib.collections import PolyCollection
+
+    left, bottom, width, height = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (left, bottom, width, height)))
+    if left.size == 0:
+        return
+    right, top = left + width, bottom + height
+    verts = np.stack([np.stack([left, bottom], -1), np.stack([right, bottom], -1), np.stack([right, top], -1),
+                      np.stack([left, top], -1)], axis=1)
+    ax.add_collection(PolyCollection(verts.reshape(-1, 4, 2), **style))
+
+
+def gantt_panel(box: tuple[float, float, float, float], t_max: float, n_rows: int) -> tuple[Panel, np.ndarray]:
+    """A :class:`Panel` over ``box`` with time ``0..top`` across (``top`` a round tick ``>= t_max``) and
+    rows ``0..n_rows`` down (row 0 at the top), and its time ticks."""
+    ticks = nice_axis(max(float(t_max), 1e-9))
+    x0, y0, w, h = box
+    return Panel(x0, y0, w, h, (0.0, float(ticks[-1])), (float(n_rows), 0.0)), ticks
+
+
+def gantt_bars(ax, panel: Panel, rows, start, end, colors, *, fill: float = 0.72, **style) -> None:
+    """Bars from ``start`` to ``end`` in rows ``rows`` of a :func:`gantt_panel` (row ``i`` spans ``[i, i + 1)``)."""
+    rows, start, end = (np.asarray(v, dtype=np.float64) for v in (rows, start, end))
+    gap = (1.0 - fill) / 2
+    bottom = panel.y(rows + 1 - gap)  # the panel's rows run downwards: row + 1 is the lower edge
+    bars(ax, panel.x(start), bottom, panel.x(end) - panel.x(start), panel.y(rows + gap) - bottom,
+         **{"facecolors": colors, "edgecolors": "white", "linewidths": 0.3, "zorder": 2, **style})
+
+
+def late_bars(ax, panel: Panel, rows, start, end, due, **style) -> None:
+    """Hatch the part of each bar after its due date (``max(start, due)`` to ``end``), where there is one."""
+    start, end, due = (np.asarray(v, dtype=np.float64) for v in (start, end, due))
+    late = end > due + 1e-9
+    gantt_bars(ax, panel, np.asarray(rows)[late], np.maximum(start, due)[late], end[late], "none",
+               **{"edgecolors": LATE, "hatch": "////", "linewidths": 0.8, "zorder": 3, **style})
+
+
+def time_axis(ax, panel: Panel, ticks: np.ndarray, *, now: float | None = None, label: str = "time") -> None:
+    """Tick labels under a Gantt panel, its label, and a dashed line at the current time ``now``."""
+    panel.xticks(ax, ticks)
+    ax.vlines(panel.x(ticks), panel.y0, panel.y0 + panel.h, colors="#ececec", linewidths=0.6, zorder=0.6)
+    ax.text(panel.x0 + panel.w, panel.y0 - 0.045, label, ha="right", va="top", fontsize=7.5, color="#444444")
+    if now is not None:
+        ax.vlines([panel.x(now)], panel.y0, panel.y0 + panel.h, colors="black", linestyles="--", linewidths=1.0,
+                  zorder=4)
+
+
+def side_text(ax, x: float, y: float, lines, fontsize: float = 8.0) -> None:
+    """Lines of text in a side panel, top-left anchored at ``(x, y)`` (one artist)."""
+    ax.text(x, y, "\n".join(lines), ha="left", va="top", fontsize=fontsize, linespacing=1.5)
+
+
+def key_patch(ax, x: float, y: float, label: str, fontsize: float = 8.0, **style) -> None:
+    """One row of a key: a small rectangle drawn with ``style``, then its meaning."""
+    from matplotlib.patches import Rectangle
+
+    ax.add_patch(Rectangle((x, y - 0.013), 0.034, 0.026, **{"linewidth": 0.6, **style}))
+    ax.text(x + 0.045, y, label, va="center", fontsize=fontsize)
+
+
+def key_line(ax, x: float, y: float, label: str, fontsize: float = 8.0, **style) -> None:
+    ax.plot([x, x + 0.034], [y, y], **style)
+    ax.text(x + 0.045, y, label, va="center", fontsize=fontsize)

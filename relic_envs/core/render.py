@@ -3,10 +3,11 @@
 :func:`render_frame` draws the current state of any built benchmark's
 :class:`~relic_envs.core.benchmark.Episode` into a ``(H, W, 3)`` ``uint8`` array, with
 the benchmark name, the step (or sweep) and the current objective in the title. The
-family modules (``relic_envs.mapp._render``, ``relic_envs.dcop._render``) know what to
+family modules (``relic_envs.<family>._render`` for MAPP, DCOP, MAS and CO) know what to
 draw, with the kit in ``relic_envs.core._draw`` (role colours and markers, panels,
 keys); this module owns the dispatch, the per-instance background, the "human"
-window, whole episodes and the files. A family without a module of its own gets a
+window, whole episodes (:func:`episode_frames`; :func:`final_frame` for any team's finished
+episode) and the files. A family without a module of its own gets a
 generic picture (title and state vector).
 
 Frames are drawn on matplotlib's non-interactive Agg canvas (a fresh ``Figure`` per
@@ -30,7 +31,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
@@ -51,11 +52,14 @@ from relic_envs.errors import InvalidConfig, InvalidReturn
 
 __all__ = [
     "FAMILY_MODULES", "GENERIC", "ROLE_COLORS", "ROLE_MARKERS", "FrameWindow", "close_window", "episode_frames",
-    "family_module", "render_frame", "save_animation", "save_frame", "show_frame",
+    "family_module", "final_frame", "play_episode", "render_frame", "save_animation", "save_frame", "show_frame",
 ]
 
 #: The family modules that draw each family's episodes.
-FAMILY_MODULES: dict[str, str] = {"mapp": "relic_envs.mapp._render", "dcop": "relic_envs.dcop._render"}
+FAMILY_MODULES: dict[str, str] = {
+    "mapp": "relic_envs.mapp._render", "dcop": "relic_envs.dcop._render", "mas": "relic_envs.mas._render",
+    "co": "relic_envs.co._render",
+}
 
 
 def _check_size(width: Any, height: Any) -> tuple[int, int]:
@@ -225,6 +229,55 @@ def close_window() -> None:
 
 
 # -- whole episodes and files ------------------------------------------------------------
+def play_episode(
+    name: str | Benchmark,
+    team: Mapping[str, Any],
+    instance,
+    interface: str = "paper",
+    *,
+    on_step: Callable[[Episode], None] | None = None,
+) -> Episode:
+    """Play ``team`` on ``instance`` to the end and return the finished episode.
+
+    ``on_step(episode)`` (if given) is called before the first step and after each
+    step. A team with ``reset(instance)`` is told the instance first, as in
+    :func:`~relic_envs.core.rollout.rollout`.
+
+    Raises
+    ------
+    InvalidReturn
+        When a policy's return voids the rollout (DCOP strict rejection, a MAS
+        dispatch error): there is no valid episode to picture. (MAPP policies that
+        raise or misbehave are sent to the depot, as in every rollout.)
+    """
+    from relic_envs.core.registry import get_benchmark
+
+    bench = get_benchmark(name) if isinstance(name, str) else name
+    missing = [r for r in bench.roles if r not in team]
+    if missing:
+        raise InvalidConfig(f"team needs a policy for every role {list(bench.roles)}; missing {missing}")
+    if hasattr(team, "reset"):
+        team.reset(instance)
+    episode = bench.new_episode(instance, interface)
+    if on_step is not None:
+        on_step(episode)
+    while not episode.done:
+        actions = {}
+        for role in bench.roles:
+            try:
+                actions[role] = team[role](episode.observe(role))
+            except Exception as exc:
+                if bench.void_on_exception:
+                    raise InvalidReturn("exception", f"role {role} raised at step {episode.step_count}: {exc!r}") from exc
+                actions[role] = exc  # the benchmark's fallback (MAPP: the depot; MAS: voids at the step)
+        invalid = episode.step(actions)
+        if invalid is not None:
+            raise InvalidReturn(invalid.reason, f"role {invalid.role} at step {episode.step_count}: {invalid.detail}")
+        if on_step is not None:
+            on_step(episode)
+    return episode
+
+
 def episode_frames(
     name: str | Benchmark,
     team: Mapping[str, Any],
@@ -255,34 +308,31 @@ def episode_frames(
     Raises
     ------
     InvalidReturn
-        When a policy's return voids the rollout (DCOP strict rejection): there is no
-        valid episode to picture. (MAPP policies that raise or misbehave are sent to
-        the depot, as in every rollout.)
+        As :func:`play_episode`.
     """
-    from relic_envs.core.registry import get_benchmark
-
-    bench = get_benchmark(name) if isinstance(name, str) else name
-    missing = [r for r in bench.roles if r not in team]
-    if missing:
-        raise InvalidConfig(f"team needs a policy for every role {list(bench.roles)}; missing {missing}")
-    if hasattr(team, "reset"):
-        team.reset(instance)
-    episode = bench.new_episode(instance, interface)
-    frames = [render_frame(episode, width=width, height=height)]
-    while not episode.done:
-        actions = {}
-        for role in bench.roles:
-            try:
-                actions[role] = team[role](episode.observe(role))
-            except Exception as exc:
-                if bench.void_on_exception:
-                    raise InvalidReturn("exception", f"role {role} raised at step {episode.step_count}: {exc!r}") from exc
-                actions[role] = exc  # the benchmark's fallback (MAPP: the depot)
-        invalid = episode.step(actions)
-        if invalid is not None:
-            raise InvalidReturn(invalid.reason, f"role {invalid.role} at step {episode.step_count}: {invalid.detail}")
-        frames.append(render_frame(episode, width=width, height=height))
+    width, height = _check_size(width, height)
+    frames: list[np.ndarray] = []
+    play_episode(name, team, instance, interface, on_step=lambda ep: frames.append(render_frame(ep, width=width, height=height)))
     return frames
+
+
+def final_frame(
+    name: str | Benchmark,
+    team: Mapping[str, Any],
+    instance,
+    interface: str = "paper",
+    *,
+    width: int = 640,
+    height: int = 480,
+) -> np.ndarray:
+    """The last frame of ``team``'s episode on ``instance``: the finished schedule, routes or assignment.
+
+    Any team works (seed programs, a learned team, a classical baseline wrapped as a
+    team), so a results page can show two teams' solutions of one instance side by
+    side. Raises as :func:`play_episode`.
+    """
+    width, height = _check_size(width, height)
+    return render_frame(play_episode(name, team, instance, interface), width=width, height=height)
 
 
 def _check_frame(frame: Any, what: str) -> np.ndarray:

@@ -54,11 +54,13 @@ def stages():
     return out
 
 
-def test_mapp_and_dcop_have_pictures_of_their_own():
+def test_every_family_has_a_picture_of_its_own():
+    families = set()
     for name in NAMES:
         module = render.family_module(play(name, 0))
-        if spec(name).family in ("mapp", "dcop"):
-            assert module.__name__ == f"relic_envs.{spec(name).family}._render"
+        assert module is not render.GENERIC and module.__name__ == f"relic_envs.{spec(name).family}._render", name
+        families.add(spec(name).family)
+    assert families == {"mapp", "dcop", "mas", "co"}
 
 
 def test_a_family_without_a_picture_gets_the_generic_one(monkeypatch):
@@ -199,3 +201,73 @@ def test_nice_axis_covers_the_value(vmax):
 
     ticks = nice_axis(vmax)
     assert ticks[0] == 0 and ticks[-1] >= vmax and 3 <= ticks.size <= 7
+
+
+# -- scheduling and combinatorial pictures ------------------------------------------------
+def _colour_share(frame: np.ndarray, hex_colour: str, box=None) -> float:
+    """Share of the pixels (of ``box`` = (x0, y0, x1, y1) in figure fractions, y up) within a small
+    distance of ``hex_colour`` (thin bars are antialiased: few pixels are exactly the colour)."""
+    rgb = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
+    if box is not None:
+        h, w = frame.shape[:2]
+        x0, y0, x1, y1 = box
+        frame = frame[int((1 - y1) * h) : int((1 - y0) * h), int(x0 * w) : int(x1 * w)]
+    return float((np.abs(frame.astype(np.int16) - rgb).max(axis=2) <= 24).mean())
+
+
+def test_mas_gantt_rows_show_each_resources_work(stages):
+    """MAS-JD/ST: each resource's row holds bars in its role colour, and no other role's."""
+    from relic_envs.core._draw import ROLE_COLORS
+    from relic_envs.mas._render import GANTT_BOX
+
+    for name in ("mas_jd", "mas_st"):
+        end, frame = stages[name][2]
+        x0, y0, w, h = GANTT_BOX
+        for k, role in enumerate("ABC"):
+            row = (x0, y0 + h * (2 - k) / 3, x0 + w, y0 + h * (3 - k) / 3)  # row 0 (A) at the top
+            worked = bool((end.machine[:, 0] == k).any())
+            assert (_colour_share(frame, ROLE_COLORS[role], row) > 0.01) == worked, (name, role)
+            others = [ROLE_COLORS[r] for r in "ABC" if r != role]
+            assert all(_colour_share(frame, c, row) < 0.01 for c in others), (name, role)  # antialiased hatching aside
+
+
+def test_fjagv_agv_panel_shows_loaded_trips_only_once_there_are_trips(stages):
+    from relic_envs.co._render import AGV_BOX
+    from relic_envs.core._draw import ROLE_COLORS
+
+    x0, y0, w, h = AGV_BOX
+    box = (x0, y0, x0 + w, y0 + h)
+    start = play("fjagv", 0)
+    assert not start.state.trips
+    assert _colour_share(render.render_frame(start, **SMALL), ROLE_COLORS["C"], box) == 0
+    end, frame = stages["fjagv"][2]
+    assert end.state.trips and _colour_share(frame, ROLE_COLORS["C"], box) > 0.01
+
+
+def test_fstsp_drone_customers_are_drawn_in_role_a_colour(stages):
+    from relic_envs.core._draw import ROLE_COLORS
+
+    start = play("fstsp", 0)
+    assert _colour_share(render.render_frame(start, **SMALL), ROLE_COLORS["A"], (0, 0, 0.68, 0.92)) == 0
+    end, frame = stages["fstsp"][2]
+    assert (end.state.served_by == 1).any() and _colour_share(frame, ROLE_COLORS["A"], (0, 0, 0.68, 0.92)) > 0
+
+
+def test_final_frame_of_any_team(stages):
+    """``final_frame`` pictures a team's finished episode: the seed team's equals the last stage;
+    another team (the reference policies) gives another schedule and another picture."""
+    for name in ("mas_jd", "hmtsp"):
+        seed_end = render.final_frame(name, seed_team(name), first_test_instance(name), **SMALL)
+        assert np.array_equal(seed_end, stages[name][2][1])
+        bench = get_benchmark(name)
+        reference = {r: bench.reference_policy(r) for r in bench.roles}
+        other = render.play_episode(name, reference, first_test_instance(name))
+        assert other.done and other.objective() != stages[name][2][0].objective()
+        assert not np.array_equal(render.render_frame(other, **SMALL), seed_end)
+
+
+def test_play_episode_refuses_a_voided_scheduling_rollout():
+    team = dict(seed_team("mas_jd"))
+    team["A"] = lambda obs: 10_000  # not a job of the pool: B.2 voids the rollout
+    with pytest.raises(ValueError, match="role A"):
+        render.play_episode("mas_jd", team, first_test_instance("mas_jd"))
