@@ -124,6 +124,8 @@ def make(
     interface, instances, regime, max_cycles, render_mode, on_invalid:
         See :class:`~relic_envs.core.env.RelicParallelEnv`.
 
+    Examples
+    --------
     >>> env = make("dgc")
     >>> sorted(env.possible_agents)
     ['A', 'B', 'C']

@@ -51,6 +51,10 @@ def rollout(
 ) -> list[RolloutResult]:
     """Play ``team`` on every instance; one :class:`RolloutResult` per instance.
 
+    A policy that raises, or returns a value that breaks the return contract, voids
+    that instance's rollout: the result names the role and the reason, and the
+    remaining instances are still played.
+
     Parameters
     ----------
     benchmark:
@@ -61,12 +65,10 @@ def rollout(
         which instance starts, for policies that keep per-episode state.
     instances:
         The instances to play, e.g. ``relic_envs.splits("dgc").test``.
+    interface:
+        ``"paper"`` or ``"alt"`` (where the benchmark has it).
     progress:
         Show a progress bar.
-
-    A policy that raises, or returns a value that breaks the return contract, voids
-    that instance's rollout: the result names the role and the reason, and the
-    remaining instances are still played.
     """
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     bench.check_interface(interface)

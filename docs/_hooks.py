@@ -1,0 +1,71 @@
+"""MkDocs hook: one generated page per benchmark, built from the registry and the spaces.
+
+The facts table (agents, action and observation spaces, import line, ids, objective)
+comes from the code at build time, so it cannot drift from it. Pages are added as
+virtual files ``benchmarks/<name>.md`` plus an index ``benchmarks/index.md``; nothing is
+written into ``docs/``.
+"""
+
+from __future__ import annotations
+
+from mkdocs.structure.files import File
+
+import relic_envs
+from relic_envs.core.registry import spec
+
+FAMILY_PAGE = {"mapp": "mapp.md", "mas": "mas.md", "co": "co.md", "dcop": "dcop.md"}
+RESULTS_PAGE = {"mapp": "mapp.md", "mas": "mas.md", "co": "co.md", "dcop": "dcop.md"}
+
+
+def _space(space) -> str:
+    return str(space).replace("|", "\\|")
+
+
+def benchmark_page(name: str) -> str:
+    bench, row = relic_envs.get_benchmark(name), spec(name)
+    env = relic_envs.make(name)
+    env.reset(seed=0)
+    agents = ", ".join(env.possible_agents)
+    lines = [
+        f"# {row.title} (`{name}`)", "",
+        f"{row.title}, Appendix {row.paper_section} of the RELIC paper. Objective: **{row.objective}**.", "",
+        "| fact | value |", "|---|---|",
+        f"| import | `relic_envs.make(\"{name}\")` or `pettingzoo.make(\"parallel\", \"relic/{name}-v0\")` |",
+        f"| PettingZoo ids | `relic/{name}-v0` (parallel and AEC) |",
+        f"| agents | {agents} |",
+        f"| interfaces | {', '.join(f'`{i}`' for i in bench.interfaces)} |",
+        f"| objective direction | {'minimised (reward = -cost change)' if bench.minimize else 'maximised'} |",
+        f"| training stream | {len(relic_envs.splits(name).train)} batches of "
+        f"{len(relic_envs.splits(name).train[0])} instances |",
+        f"| test sets | {', '.join(f'`{k}` ({len(v)})' for k, v in relic_envs.splits(name).test.items())} |",
+    ]
+    for agent in env.possible_agents:
+        lines.append(f"| action space {agent} | `{_space(env.action_space(agent))}` |")
+    lines += ["", "## Role signatures and observations", ""]
+    for role, sig in bench.signatures("paper").items():
+        space = env.observation_space(role)
+        lines += [f"### Role {role}", "", "```python", sig.describe(), "```", "",
+                  "| observation key | space |", "|---|---|"]
+        lines += [f"| `{key}` | `{_space(sub)}` |" for key, sub in space.spaces.items()]
+        lines.append("")
+    lines += [f"![A seed-team episode of {name}](../images/render/{name}.png)", "",
+              f"Definitions and the decisions the paper leaves open: [{bench.family} family page]"
+              f"({FAMILY_PAGE[bench.family]}); results: [{bench.family} results](../results/"
+              f"{RESULTS_PAGE[bench.family]}).", ""]
+    env.close()
+    return "\n".join(lines)
+
+
+def index_page() -> str:
+    lines = ["# Every benchmark", "", "| name | benchmark | appendix | objective |", "|---|---|---|---|"]
+    for name in relic_envs.names():
+        row = spec(name)
+        lines.append(f"| [`{name}`]({name}.md) | {row.title} | {row.paper_section} | {row.objective} |")
+    return "\n".join(lines) + "\n"
+
+
+def on_files(files, config):
+    files.append(File.generated(config, "benchmarks/index.md", content=index_page()))
+    for name in relic_envs.names():
+        files.append(File.generated(config, f"benchmarks/{name}.md", content=benchmark_page(name)))
+    return files

@@ -1,0 +1,66 @@
+"""The documentation site: it builds with warnings as errors, and every Python snippet in the docs runs.
+
+Snippets are the ```python blocks of README.md and docs/**/*.md; the blocks of one page run
+in order in one fresh interpreter (a later block may use an earlier block's names), in a
+temporary directory. A block preceded by ``<!-- snippet: skip (reason) -->`` is shown but
+not run; the reason is required.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+BLOCK = re.compile(r"(<!-- snippet: skip \((?P<why>[^)]+)\) -->\n)?```python\n(?P<code>.*?)```", re.S)
+
+
+def snippets(text: str) -> list[str]:
+    """The runnable Python blocks of a Markdown text, in order."""
+    return [m["code"] for m in BLOCK.finditer(text) if not m["why"]]
+
+
+def run_page(code_blocks: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    script = "\n".join(code_blocks)
+    return subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+PAGES = sorted(p for p in [ROOT / "README.md", *ROOT.glob("docs/**/*.md")] if snippets(p.read_text()))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_snippet_of_a_page_runs(page, tmp_path):
+    out = run_page(snippets(page.read_text()), tmp_path)
+    assert out.returncode == 0, f"{page.relative_to(ROOT)}:\n{out.stderr[-3000:]}"
+
+
+def test_a_broken_snippet_fails_and_a_skipped_one_does_not_run(tmp_path):
+    page = "```python\nx = 1\n```\n<!-- snippet: skip (slow) -->\n```python\nraise SystemExit(3)\n```\n" \
+           "```python\nassert x == 2, 'the snippet is wrong'\n```\n"
+    assert len(snippets(page)) == 2
+    out = run_page(snippets(page), tmp_path)
+    assert out.returncode != 0 and "the snippet is wrong" in out.stderr
+
+
+def test_home_page_shows_the_readmes_two_commands():
+    fence = re.compile(r"```bash\n(.*?)```", re.S)
+    readme = fence.findall((ROOT / "README.md").read_text())[:2]
+    assert fence.findall((ROOT / "docs" / "index.md").read_text())[:2] == readme
+
+
+def test_site_builds_strict(tmp_path):
+    pytest.importorskip("mkdocs")
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    pages = {p.parent.name for p in (tmp_path / "site" / "benchmarks").glob("*/index.html")}
+    import relic_envs
+
+    assert set(relic_envs.names()) <= pages  # one page per benchmark
+    dgc = (tmp_path / "site" / "benchmarks" / "dgc" / "index.html").read_text()
+    assert "relic/dgc-v0" in dgc and "select_values_A" in dgc and "dgc.png" in dgc
