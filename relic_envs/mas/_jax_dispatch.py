@@ -1,0 +1,436 @@
+"""The functional JAX twin of the event-driven dispatch simulator (``_dispatch.py``).
+
+Pure functions over pytrees, vmapped over a batch of same-``N`` instances, with every
+decision epoch of an episode inside one compiled program (``jit`` + ``vmap`` + a loop):
+
+- :func:`stack` turns same-size instances into a :class:`Batch` of static arrays. The
+  durations ``(3, N, S)``, qualification ``(3, N)`` and horizon come from the numpy
+  simulator's own functions, so both sides decide on the same bits.
+- ``init(problem, data) -> DState`` (before the first epoch), ``enter``, ``observe(...)``,
+  ``epoch(problem, policies, data, state) -> DState`` work on ONE instance;
+  :func:`make_evaluator` vmaps and loops them.
+
+The rules are the numpy ones (``_dispatch.py`` module docs), in the same order: a
+decision epoch is the earliest event time (a release or a completion) at which a free
+resource has a non-empty pool; every free resource acts on the same pre-step state; a
+busy resource's answer is ignored. Each acting role's answer is checked A, B, C
+(``-1 <= j < N``, else ``"range"``; a job outside its pool, ``"pool"``), then the team
+stall of MAS-JD/FS (``"stall"``); the first failure voids the rollout, nothing is
+applied, and the voiding epoch still counts as a step. Otherwise the answers are
+applied A, B, C, a job an earlier role of the epoch took is a collision (that role
+idles), and the state moves to the next epoch or ends. The ``"type"`` and
+``"exception"`` reasons have no runtime form here: a JAX policy's answer must be an
+integer scalar, checked at trace time (:func:`as_job`, ``InvalidReturn``).
+
+**Bound on epochs.** Epochs happen at strictly increasing event times, and each is a
+release time (``N`` at most) or the completion time of an operation (``N * S``), so an
+episode has at most ``N * (S + 1)`` epochs (``DispatchBenchmark.max_steps``). One loop
+iteration (:func:`epoch`) first enters the epoch at or after the pending time (an inner
+``while_loop`` skips event times at which no free resource has work, as the numpy
+``_enter`` does), then plays it; one more iteration only finds the end. The evaluator
+runs the iterations in a ``lax.while_loop`` that stops once every instance of the batch
+is done (``loop="while"``, the default) or in a ``lax.scan`` of exactly ``N * (S + 1) +
+1`` iterations (``loop="scan"``, the routing family's shape); iterations after an
+instance is done change nothing. The while loop is the default because episodes are
+much shorter than the bound (MAS-JD test50: 50 epochs of a bound of 100; MAS-ST about
+20; MAS-FS about 140 of 200) and a vmapped loop runs every iteration for the whole
+batch anyway (benchmarks/mas_throughput.py ``--loop`` compares them).
+
+**Observations** are the env's encoded observations, fixed-shape: a pool or buffer
+``{job: (...)}`` is ``{"mask": int8 (N,), "value": (N, width)}`` (rows of jobs outside
+the mask are the jobs' features, not zeros: read them only under the mask), C's
+``job_ids`` is the ``(N,)`` int8 mask itself, ``job_features`` / ``task_features`` /
+``job_table`` are ``{"mask", "value"}`` with all ``N`` rows in id order, records are
+dicts of arrays. Plus ``action_mask`` ``(N + 1,)`` int8 (index 0 = idle).
+
+Precision: by default the evaluator traces and runs with 64-bit types (inside
+``jax.enable_x64``), for exact parity with numpy; ``x64=False`` runs float32.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from relic_envs.core.benchmark import ROLES
+from relic_envs.errors import InvalidConfig, InvalidReturn, MissingExtra
+from relic_envs.mas._dispatch import DispatchInstance, DispatchProblem
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingExtra("jax", "jax") from exc
+
+N_RES = len(ROLES)
+IDLE = -1
+REASONS = ("", "range", "pool", "stall")  # void reason codes: 0 = valid
+LOOPS = ("while", "scan")
+
+
+class DState(NamedTuple):
+    """What changes during an episode (one instance)."""
+
+    t: Any  # () float epoch time
+    busy: Any  # (3,) float busy-until of each resource
+    machine: Any  # (N, S) int32 resource that ran each operation, -1 if not dispatched
+    start: Any  # (N, S) float start time of each dispatched operation, nan otherwise
+    end: Any  # (N, S) float completion time of each dispatched operation, nan otherwise
+    load: Any  # (3,) float total duration dispatched to each resource
+    pools: Any  # (3, N) bool each resource's pool at t (as entered)
+    free: Any  # (3,) bool busy <= t
+    last_chance: Any  # () bool no event after t
+    designated: Any  # () int32 role whose -1 the mask forbids at a stuck epoch, else -1
+    ended: Any  # () bool
+    reason: Any  # () int32 index into REASONS (0 = not voided)
+    void_role: Any  # () int32 role that voided the rollout, -1 if none
+    steps: Any  # () int32 decision epochs played (the voiding one included)
+    collisions: Any  # () int32
+
+
+class View(NamedTuple):
+    """What one role can be shown (twin of ``_dispatch.View``); ``k`` is a Python int."""
+
+    k: int
+    t: Any
+    data: Mapping[str, Any]
+    busy: Any
+    pools: Any
+    machine: Any
+    end: Any
+    load: Any
+
+    @property
+    def pool(self):
+        return self.pools[self.k]
+
+    @property
+    def released(self):
+        return self.data["release"] <= self.t
+
+    @property
+    def teammates(self) -> list[int]:
+        return [j for j in range(N_RES) if j != self.k]
+
+
+Getter = Callable[[View], Any]
+
+
+class JaxDispatchProblem(abc.ABC):
+    """One scheduling benchmark in ``jax.numpy``: its static arrays, objective and role tables."""
+
+    numpy_problem: DispatchProblem  # the numpy twin: stages, must_finish, simulator (durations, qualified, horizon)
+    roles: Mapping[str, Mapping[str, Mapping[str, Getter]]]  # interface -> role -> param -> getter
+
+    @property
+    def name(self) -> str:
+        return self.numpy_problem.name
+
+    @property
+    def stages(self) -> int:
+        return self.numpy_problem.stages
+
+    @property
+    def must_finish(self) -> bool:
+        return self.numpy_problem.must_finish
+
+    @abc.abstractmethod
+    def arrays(self, instance: DispatchInstance) -> dict[str, np.ndarray]:
+        """The benchmark's instance fields the roles and objective read (``release``, ``dur``,
+        ``qual`` and ``horizon`` are added by :func:`stack`)."""
+
+    @abc.abstractmethod
+    def objective(self, data: Mapping[str, Any], completion):
+        """Raw objective from the ``(N,)`` completion times (nan = not completed), as ``simulator.objective``."""
+
+    def role_table(self, interface: str) -> Mapping[str, Mapping[str, Getter]]:
+        if interface not in self.roles:
+            raise NotImplementedError(
+                f"{self.name}: the JAX evaluator has no {interface!r} interface yet; available: {sorted(self.roles)} "
+                "(the numpy env has both: use relic_envs.rollout)"
+            )
+        return self.roles[interface]
+
+
+class Batch(NamedTuple):
+    """Stacked static data of a batch: ``data[k]`` has a leading batch axis."""
+
+    data: dict[str, Any]
+    size: int
+    n_jobs: int
+
+
+def stack(problem: JaxDispatchProblem, instances: Sequence[DispatchInstance]) -> Batch:
+    """Stack same-size instances into a :class:`Batch`."""
+    if len(instances) == 0:
+        raise InvalidConfig("instances: need at least one instance to stack, got an empty sequence")
+    sizes = sorted({inst.n_jobs for inst in instances})
+    if len(sizes) != 1:
+        raise InvalidConfig(f"instances: a batch needs one size N; got sizes {sizes} (stack each size apart)")
+    sim = problem.numpy_problem.simulator
+    per_instance = []
+    for inst in instances:
+        arrays = {
+            "release": np.asarray(inst.release, np.float64),
+            "dur": np.asarray(sim.durations(inst), np.float64),
+            "qual": np.asarray(sim.qualified(inst), bool),
+            "horizon": np.float64(sim.horizon(inst)),
+        }
+        arrays.update(problem.arrays(inst))
+        per_instance.append(arrays)
+    data = {key: np.stack([a[key] for a in per_instance]) for key in per_instance[0]}
+    return Batch(data, len(instances), sizes[0])
+
+
+# -- the event loop (one instance) ----------------------------------------------------------
+def pools_at(problem: JaxDispatchProblem, data, machine, end, t):
+    """``(3, N)`` bool: each resource's pool at ``t`` (twin of ``DispatchEpisode.pools``)."""
+    released = data["release"] <= t
+    rows = []
+    for k in range(N_RES):
+        s = problem.numpy_problem.stage(k)
+        ready = released if s == 0 else (machine[:, s - 1] >= 0) & (end[:, s - 1] <= t)
+        rows.append(ready & (machine[:, s] < 0) & data["qual"][k])
+    return jnp.stack(rows)
+
+
+def next_event(data, busy, t):
+    """The earliest release or busy-until time after ``t`` (``inf`` if none)."""
+    release = data["release"]
+    later = jnp.minimum(jnp.min(jnp.where(release > t, release, jnp.inf)), jnp.min(jnp.where(busy > t, busy, jnp.inf)))
+    return later
+
+
+def enter(problem: JaxDispatchProblem, data, state: DState) -> DState:
+    """Move to the first epoch at or after ``state.t``, or end the episode (twin of ``_enter``)."""
+    machine, end, busy = state.machine, state.end, state.busy
+    all_done = state.ended | jnp.all(machine[:, -1] >= 0)
+
+    def waiting(u):
+        return (busy <= u) & pools_at(problem, data, machine, end, u).any(axis=1)
+
+    def cond(carry):
+        u, ended = carry
+        return ~ended & ~waiting(u).any()
+
+    def body(carry):
+        u, _ = carry
+        nxt = next_event(data, busy, u)
+        stuck = jnp.isinf(nxt)  # MAS-ST: remaining tasks unserved
+        return jnp.where(stuck, u, nxt), stuck
+
+    t, ended = jax.lax.while_loop(cond, body, (state.t, all_done))
+    pools = pools_at(problem, data, machine, end, t)
+    free = busy <= t
+    wait = free & pools.any(axis=1)
+    last_chance = jnp.isinf(next_event(data, busy, t))
+    designated = jnp.where(last_chance & problem.must_finish, jnp.argmax(wait).astype(jnp.int32), IDLE)
+    return state._replace(t=t, pools=pools, free=free, last_chance=last_chance, designated=designated,
+                          ended=ended)
+
+
+def init(problem: JaxDispatchProblem, data) -> DState:
+    """The state before the first epoch is entered (at the first release)."""
+    n, s = data["release"].shape[0], problem.stages
+    dtype = data["release"].dtype
+    return DState(
+        t=data["release"][0], busy=jnp.zeros(N_RES, dtype), machine=jnp.full((n, s), IDLE, jnp.int32),
+        start=jnp.full((n, s), jnp.nan, dtype), end=jnp.full((n, s), jnp.nan, dtype), load=jnp.zeros(N_RES, dtype),
+        pools=jnp.zeros((N_RES, n), bool), free=jnp.ones(N_RES, bool), last_chance=jnp.bool_(False),
+        designated=jnp.int32(IDLE), ended=jnp.bool_(False), reason=jnp.int32(0), void_role=jnp.int32(IDLE),
+        steps=jnp.int32(0), collisions=jnp.int32(0),
+    )
+
+
+def done(state: DState):
+    return state.ended | (state.reason > 0)
+
+
+def view(data, state: DState, k: int) -> View:
+    return View(k, state.t, data, state.busy, state.pools, state.machine, state.end, state.load)
+
+
+def action_mask(state: DState, k: int):
+    """``(N + 1,)`` int8 (twin of ``DispatchEpisode.action_mask``)."""
+    acting = ~done(state) & state.free[k]
+    jobs = state.pools[k] & acting
+    idle = ~acting | (state.designated != k)
+    return jnp.concatenate([idle[None], jobs]).astype(jnp.int8)
+
+
+def observe(problem: JaxDispatchProblem, data, state: DState, role: str, interface: str = "paper") -> dict[str, Any]:
+    """The role's observation: same keys and content as the PettingZoo env's."""
+    k = ROLES.index(role)
+    v = view(data, state, k)
+    obs = {name: get(v) for name, get in problem.role_table(interface)[role].items()}
+    obs["action_mask"] = action_mask(state, k)
+    return obs
+
+
+def as_job(role: str, value):
+    """Trace-time type check of a policy's answer (shape ``()``, integer dtype)."""
+    value = jnp.asarray(value)
+    if value.shape != ():
+        raise InvalidReturn("shape", f"JAX policy for role {role} must return a scalar job id, got shape {value.shape}")
+    if not jnp.issubdtype(value.dtype, jnp.integer):
+        raise InvalidReturn("type", f"JAX policy for role {role} must return an integer job id, got {value.dtype}")
+    return value.astype(jnp.int32)
+
+
+def verdict(problem: JaxDispatchProblem, state: DState, answers):
+    """``(reason, role)`` of the first rule the answers break (twin of ``check_team``), ``(0, -1)`` if none."""
+    n = state.pools.shape[1]
+    reason, role = jnp.int32(0), jnp.int32(IDLE)
+    for k in range(N_RES):  # each acting role's own answer, in order A, B, C
+        j = answers[k]
+        bad_range = (j < IDLE) | (j >= n)
+        bad_pool = ~bad_range & (j >= 0) & ~state.pools[k, jnp.clip(j, 0, n - 1)]
+        why = jnp.where(bad_range, 1, jnp.where(bad_pool, 2, 0))
+        first = state.free[k] & (why > 0) & (reason == 0)
+        reason, role = jnp.where(first, why, reason), jnp.where(first, k, role)
+    if problem.must_finish:  # the team stall: everyone acting idles at a last-chance epoch with work waiting
+        answers = jnp.stack(answers)
+        all_idle = jnp.all(~state.free | (answers == IDLE))
+        idlers = state.free & state.pools.any(axis=1)
+        stall = (reason == 0) & state.last_chance & all_idle & idlers.any()
+        reason, role = jnp.where(stall, 3, reason), jnp.where(stall, jnp.argmax(idlers), role)
+    return reason.astype(jnp.int32), role.astype(jnp.int32)
+
+
+def apply(problem: JaxDispatchProblem, data, state: DState, answers) -> DState:
+    """Dispatch the valid answers in order A, B, C (collisions idle); ``t`` becomes the next event."""
+    n = state.pools.shape[1]
+    machine, start, end, busy, load = state.machine, state.start, state.end, state.busy, state.load
+    taken = jnp.zeros(n, bool)
+    collisions = state.collisions
+    t = state.t
+    for k in range(N_RES):
+        j = answers[k]
+        jc = jnp.clip(j, 0, n - 1)
+        wants = state.free[k] & (j >= 0)
+        go = wants & ~taken[jc]
+        collisions += (wants & taken[jc]).astype(jnp.int32)
+        s = problem.numpy_problem.stage(k)
+        d = data["dur"][k, jc, s]
+        machine = machine.at[jc, s].set(jnp.where(go, k, machine[jc, s]))
+        start = start.at[jc, s].set(jnp.where(go, t, start[jc, s]))
+        end = end.at[jc, s].set(jnp.where(go, t + d, end[jc, s]))
+        busy = busy.at[k].set(jnp.where(go, t + d, busy[k]))
+        load = load.at[k].add(jnp.where(go, d, 0.0))
+        taken = taken.at[jc].set(taken[jc] | go)
+    state = state._replace(machine=machine, start=start, end=end, busy=busy, load=load, collisions=collisions,
+                           steps=state.steps + 1)
+    nxt = next_event(data, busy, t)
+    stopped = jnp.isinf(nxt)  # nothing is left to happen (all idled at a last-chance epoch)
+    return state._replace(t=jnp.where(stopped, t, nxt), ended=stopped)  # the next epoch is entered by `epoch`
+
+
+def epoch(problem: JaxDispatchProblem, policies: Mapping[str, Callable], data, state: DState,
+          interface: str = "paper") -> DState:
+    """Enter the epoch at or after ``state.t`` and play it (a done state comes back unchanged).
+
+    Entering at the top of the loop body, not after each dispatch, traces the inner
+    event loop once (it dominates compile time otherwise).
+    """
+    state = enter(problem, data, state)
+    answers = [as_job(r, policies[r](observe(problem, data, state, r, interface))) for r in ROLES]
+    reason, role = verdict(problem, state, answers)
+    voided = state._replace(reason=reason, void_role=role, steps=state.steps + 1)
+    played = apply(problem, data, state, answers)
+    new = jax.tree.map(lambda a, b: jnp.where(reason > 0, a, b), voided, played)
+    return jax.tree.map(lambda a, b: jnp.where(done(state), a, b), state, new)
+
+
+def max_epochs(n_jobs: int, stages: int) -> int:
+    """The bound on decision epochs (module docs): ``N`` releases and ``N * S`` completions."""
+    return n_jobs * (stages + 1)
+
+
+class Outcome(NamedTuple):
+    objective: Any  # () raw objective (nan when voided)
+    valid: Any  # () bool
+    reason: Any  # () int32 index into REASONS
+    void_role: Any  # () int32 0, 1, 2 = A, B, C; -1 if valid
+    steps: Any  # () int32 decision epochs (the voiding one included)
+    start: Any  # (N, S) start time of each operation (nan = not dispatched)
+    end: Any  # (N, S) completion time of each operation (nan = not dispatched)
+    machine: Any  # (N, S) int32 resource that ran each operation (-1 = not dispatched)
+    collisions: Any  # () int32
+
+
+def objective(problem: JaxDispatchProblem, data, state: DState):
+    """Twin of ``DispatchEpisode.objective``; nan for a voided rollout."""
+    completion = state.end[:, -1]
+    if problem.must_finish:  # only after a stuck end: charged at the horizon
+        completion = jnp.where(state.ended & (state.machine[:, -1] < 0), data["horizon"], completion)
+    return jnp.where(state.reason > 0, jnp.nan, problem.objective(data, completion))
+
+
+def rollout_one(problem: JaxDispatchProblem, policies: Mapping[str, Callable], data, interface: str = "paper",
+                loop: str = "while") -> Outcome:
+    """Every epoch of one instance (see the module docs for the bound and the two loops)."""
+    bound = max_epochs(data["release"].shape[0], problem.stages)  # + 1 iteration that only finds the end
+
+    def play(state):
+        return epoch(problem, policies, data, state, interface)
+
+    state = init(problem, data)
+    if loop == "while":
+        final = jax.lax.while_loop(lambda s: ~done(s) & (s.steps <= bound), play, state)
+    else:
+        final, _ = jax.lax.scan(lambda s, _: (play(s), None), state, None, length=bound + 1)
+    return Outcome(objective(problem, data, final), final.reason == 0, final.reason, final.void_role, final.steps,
+                   final.start, final.end, final.machine, final.collisions)
+
+
+def make_evaluator(problem: JaxDispatchProblem, policies: Mapping[str, Callable], *, interface: str = "paper",
+                   x64: bool = True, loop: str = "while"):
+    """A compiled ``run(batch) -> Outcome`` (numpy arrays with a batch axis) for a fixed team.
+
+    Compilation happens on the first call for a batch shape; reuse the returned
+    function to amortise it.
+    """
+    problem.role_table(interface)  # fail now, not at trace time, on an unknown interface
+    if loop not in LOOPS:
+        raise InvalidConfig(f"loop: {loop!r} is not one of {LOOPS}")
+    missing = [r for r in ROLES if r not in policies]
+    if missing:
+        raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
+    batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, interface, loop)))
+
+    def run(batch: Batch) -> Outcome:
+        with jax.enable_x64(x64):
+            out = batched(batch.data)
+            return Outcome(*(np.asarray(x) for x in out))
+
+    run.jitted = batched  # for compile-time measurement and cache checks
+    return run
+
+
+# -- getters shared by the benchmarks' role tables (twins of those in _dispatch.py) ---------
+def t_now(v: View):
+    return v.t
+
+
+def my_busy_until(v: View):
+    return v.busy[v.k]
+
+
+def busy_vector(v: View):
+    return v.busy
+
+
+def teammate_busy(v: View):
+    return v.busy[jnp.array(v.teammates)]
+
+
+def pool_dict(columns: Callable[[View], Any]) -> Getter:
+    """Getter of a pool ``{"mask": int8 (N,), "value": columns(view)}``."""
+
+    def get(v: View):
+        return {"mask": v.pool.astype(jnp.int8), "value": columns(v)}
+
+    return get

@@ -1,0 +1,53 @@
+"""MAS-FS in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+
+Use through :func:`relic_envs.mas.jax_eval.evaluate` or
+``relic_envs.mas.jax_eval.evaluator("mas_fs", policies)``. Durations, qualification and
+the horizon come from ``simulator.py`` itself (``_jax_dispatch.stack``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relic_envs.mas import _jax_dispatch as jd
+from relic_envs.mas._jax_dispatch import jnp
+from relic_envs.mas.fs.roles import DUMMY, FSProblem
+
+
+def _buffer(v: jd.View):
+    return jnp.stack([v.data["proc"][:, v.k], v.data["weight"]], axis=1)
+
+
+def _job_table(v: jd.View):
+    """Rows ``(stage_current, remaining_1, remaining_2, remaining_3, w)`` (twin of ``roles._job_table``)."""
+    completed = (v.machine >= 0) & (jnp.nan_to_num(v.end, nan=jnp.inf) <= v.t)
+    stage = completed.sum(axis=1).astype(v.t.dtype)
+    left = jnp.where(v.machine >= 0, jnp.maximum(0.0, jnp.nan_to_num(v.end, nan=0.0) - v.t), v.data["proc"])
+    rows = jnp.concatenate([stage[:, None], left, v.data["weight"][:, None]], axis=1)
+    return {"mask": v.released.astype(jnp.int8), "value": rows}
+
+
+BUFFER = jd.pool_dict(_buffer)
+
+PAPER = {
+    "A": {"my_buffer": BUFFER, "my_busy_until": jd.my_busy_until, "t_now": jd.t_now,
+          "dummy": lambda v: jnp.asarray(DUMMY, v.t.dtype)},
+    "B": {"my_buffer": BUFFER, "upstream_busy": lambda v: v.busy[0],
+          "downstream_buf_size": lambda v: v.pools[2].sum(), "my_busy_until": jd.my_busy_until},
+    "C": {"my_buffer": BUFFER, "pipeline_state": jd.busy_vector, "job_table": _job_table, "t_now": jd.t_now},
+}
+
+
+class FSJax(jd.JaxDispatchProblem):
+    numpy_problem = FSProblem()
+    roles = {"paper": PAPER}
+
+    def arrays(self, instance):
+        return {"proc": np.asarray(instance.proc, np.float64), "weight": np.asarray(instance.weight, np.float64)}
+
+    def objective(self, data, completion):
+        # Weighted completion time of the jobs whose last stage completed.
+        return jnp.sum(jnp.where(jnp.isnan(completion), 0.0, data["weight"] * completion))
+
+
+PROBLEM = FSJax()
