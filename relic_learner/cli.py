@@ -3,8 +3,13 @@
     relic learn --env dgc --llm offline --out runs/dgc-offline
     relic learn --env mapp_pc --llm openai:gpt-4o-mini --out runs/pc [--base-url URL]
     relic learn --out runs/pc --resume
+    relic learn --env dgc --method eoh --out runs/dgc-eoh     # a comparator (baselines.ahd)
     relic eval runs/pc --split test
     relic show runs/pc
+
+Comparators are found through the ``relic_learner.methods`` entry-point group (the
+``baselines`` distribution registers EoH-ind., ReEvo-ind., MCTS-AHD-ind., HiFo-ind. and
+the MOTIF control there), so this package never imports them by name.
 """
 
 from __future__ import annotations
@@ -54,7 +59,64 @@ def _progress(config: RelicConfig):
     return on_step
 
 
+METHOD_GROUP = "relic_learner.methods"
+
+
+def methods() -> dict[str, object]:
+    """Search methods registered by other packages: name -> entry point (loaded on use)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=METHOD_GROUP)}
+
+
+def _method_class(name: str):
+    registered = methods()
+    if name not in registered:
+        raise InvalidConfig(f"unknown --method {name!r}; available: relic, {', '.join(sorted(registered))}")
+    return registered[name].load()
+
+
+def _run_method(args: argparse.Namespace) -> int:
+    """A comparator's run: the same run directory, checkpoint, resume and outputs as ``relic learn``."""
+    out = Path(args.out)
+    if args.resume:
+        config = json.loads((out / "config.json").read_text())
+        search = _method_class(config["method"]).resume(out)
+    else:
+        if args.ablation != "none" or args.communication != "full" or args.mitigation:
+            raise InvalidConfig("--ablation, --communication and --mitigation are RELIC's; a comparator has none")
+        if not args.env:
+            raise InvalidConfig("--env is required (or --resume with --out RUN)")
+        cls = _method_class(args.method)
+        _clear(out, args.overwrite)
+        search = cls.create(out, env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
+                            temperature=args.temperature, batches=args.batches, proposals=args.proposals,
+                            replay=args.replay, seed=args.seed, workers=args.workers)
+    if not args.quiet:
+        print(f"{search.name} on {search.config.env} ({search.config.interface}) with {search.llm.describe()}",
+              file=sys.stderr)
+    search.learn()
+    print(f"final mixed-batch score {search.state.incumbent_score:.6g}; team in {out / 'team'}")
+    print(f"LLM calls: {json.dumps(search.llm.ledger.snapshot().get('calls', {}))}")
+    return 0
+
+
+def _clear(out: Path, overwrite: bool) -> None:
+    if (out / "checkpoint.pkl").exists():
+        if not overwrite:
+            raise InvalidConfig(f"{out} already holds a run; use --resume, --overwrite or another --out")
+        shutil.rmtree(out)
+
+
+def _run_method_of(out: str) -> str:
+    path = Path(out, "config.json")
+    return json.loads(path.read_text()).get("method", "relic") if path.exists() else "relic"
+
+
 def _cmd_learn(args: argparse.Namespace) -> int:
+    method = _run_method_of(args.out) if args.resume else args.method
+    if method != "relic":
+        return _run_method(args)
     if args.resume:
         relic = Relic.resume(args.out)
         config = relic.config
@@ -67,10 +129,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             seed=args.seed, ablation=args.ablation, communication=args.communication, mitigation=args.mitigation,
             workers=args.workers,
         )
-        if Path(args.out, "checkpoint.pkl").exists():
-            if not args.overwrite:
-                raise InvalidConfig(f"{args.out} already holds a run; use --resume, --overwrite or another --out")
-            shutil.rmtree(args.out)
+        _clear(Path(args.out), args.overwrite)
         relic = Relic(config, args.out)
     if not args.quiet:
         relic.on_step = _progress(config)
@@ -107,6 +166,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     team = _load_team(run)
     seeds = {r: seed_source(env, r, interface) for r in "ABC"}
     splits = relic_envs.splits(env)
+    direction = "lower is better" if relic_envs.get_benchmark(env).minimize else "higher is better"
+    print(f"{config.get('method', 'relic')} run on {env} ({interface}), llm {config['llm']}: raw objective, {direction}")
+    if config["llm"] == "offline":
+        print("  (the offline backend mutates programs on the AST; it is not a language model)")
     with TeamEvaluator(env, interface=interface, workers=args.workers) as evaluator:
         for regime, instances in splits.test.items():
             if args.split not in ("test", regime):
@@ -114,7 +177,23 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             batch = Batch(tuple(instances), label=regime)
             learned, seed = evaluator.evaluate_many([team, seeds], batch)
             print(f"{env} {regime}: learned {_summary(learned.results)} | seeds {_summary(seed.results)}")
+    reference = _cpsat_reference(env)
+    if reference and args.split == "test":
+        print(reference)
     return 0
+
+
+def _cpsat_reference(env: str) -> str | None:
+    """The shipped CP-SAT reference on the same test instances, where one is shipped with the splits."""
+    path = Path(relic_envs.__file__).parent / "data" / env / "cpsat_test.npz"
+    if not path.exists():
+        return None
+    import numpy as np
+
+    with np.load(path) as cache:
+        best, bound = cache["objective"], cache["bound"]
+    return (f"{env} test: CP-SAT best {best.mean():.4f} (n={len(best)}), proven bound {bound.mean():.4f} "
+            "(an offline reference: `relic-baselines table --env " + env + "` prints the classical rows)")
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -122,6 +201,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{args.run} holds no run (no checkpoint.pkl)")
     run = RunDir(args.run)
     state = run.load_checkpoint()
+    if not hasattr(state, "public"):  # a comparator's run
+        return _show_method(args.run, run, state)
     print(f"run {args.run}: batch {state.b}, phase {state.phase}, score {state.incumbent_score}")
     for role, node_id in state.incumbent.items():
         node = state.trees[role].nodes[node_id]
@@ -136,11 +217,31 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_method(path: str, run: RunDir, state) -> int:
+    config = json.loads(run.config_path.read_text())
+    print(f"{config['method']} run {path}: batch {state.b}, phase {state.phase}, score {state.incumbent_score}")
+    for role, candidate in state.incumbent.items():
+        print(f"  role {role}: program {candidate.id} ({candidate.operator}, batch {candidate.batch}, "
+              f"score {candidate.score:.6g}): {' '.join(candidate.thought.split())[:100]}")
+    proposals = run.proposals()
+    ops = sorted({p["operator"] for p in proposals})
+    print("| Operator | Proposals | Valid | Improved the incumbent |")
+    print("|---|---|---|---|")
+    for op in ops:
+        mine = [p for p in proposals if p["operator"] == op]
+        print(f"| {op} | {len(mine)} | {sum(p['status'] == 'ok' for p in mine)} | "
+              f"{sum(bool(p.get('incumbent')) for p in mine)} |")
+    print(f"LLM calls: {json.dumps(state.ledger.get('calls', {}))}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relic", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    learn = sub.add_parser("learn", help="run the RELIC search on a benchmark")
+    learn = sub.add_parser("learn", help="run the RELIC search (or a comparator, --method) on a benchmark")
     learn.add_argument("--env", choices=relic_envs.names())
+    learn.add_argument("--method", default="relic",
+                       help="relic (default) or a registered comparator: " + ", ".join(sorted(methods())))
     learn.add_argument("--interface", default="paper", choices=["paper", "alt"])
     learn.add_argument("--llm", default="offline", help="offline | openai:MODEL (key from OPENAI_API_KEY)")
     learn.add_argument(

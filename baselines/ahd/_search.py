@@ -173,6 +173,11 @@ class IsolatedSearch(abc.ABC):
             self.run.truncate_events(_state.events)  # the cut-off step is redone, as in ``relic learn``
 
     @classmethod
+    def create(cls, out: str | Path, **config: Any) -> IsolatedSearch:
+        """A new run of this method in ``out`` (``config``: :class:`SearchConfig`'s fields but ``method``)."""
+        return cls(SearchConfig(method=cls.name, **config), out)
+
+    @classmethod
     def resume(cls, out: str | Path, **kw: Any) -> IsolatedSearch:
         """Continue the run in ``out`` from its last checkpoint."""
         run = RunDir(out)

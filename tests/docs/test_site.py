@@ -1,6 +1,6 @@
 """The documentation site: it builds with warnings as errors, and every Python snippet in the docs runs.
 
-Snippets are the ```python blocks of README.md and docs/**/*.md; the blocks of one page run
+Snippets are the ```python blocks of docs/**/*.md (README.md's run in tests/test_readme.py); the blocks of one page run
 in order in one fresh interpreter (a later block may use an earlier block's names), in a
 temporary directory. A block preceded by ``<!-- snippet: skip (reason) -->`` is shown but
 not run; the reason is required.
@@ -29,7 +29,7 @@ def run_page(code_blocks: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-PAGES = sorted(p for p in [ROOT / "README.md", *ROOT.glob("docs/**/*.md")] if snippets(p.read_text()))
+PAGES = sorted(p for p in ROOT.glob("docs/**/*.md") if snippets(p.read_text()))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
