@@ -378,6 +378,44 @@ def fs_lower_bound(instance: Instance) -> float:
     return max(bounds)
 
 
+def jd_lower_bound(instance: Instance, machines: int = len(ROLES)) -> float:
+    """A lower bound of the MAS-JD optimum, ``P3|r_j|sum w_j T_j``, from a weighted
+    completion-time relaxation (valid for every schedule, online or offline).
+
+    Validity. Take any feasible schedule and any job set ``S``.
+
+    1. ``T_j >= C_j - d_j`` and ``T_j >= 0``, and ``C_j >= r_j + p_j``, so
+       ``sum_j w_j T_j >= sum_{j in S} w_j (C_j - d_j) + sum_{j not in S} w_j max(0, r_j + p_j - d_j)``.
+    2. Drop the jobs outside ``S``: the restricted schedule is still feasible for ``S``
+       and has the same ``C_j``, so any lower bound of ``min sum_{j in S} w_j C_j`` on
+       three machines applies.
+    3. Fast single machine (Chekuri, Motwani, Natarajan and Stein, SIAM J. Comput. 31(1),
+       2001): in a three-machine schedule every job runs at rate 1 in one piece, so its
+       mean busy time is ``M_j = C_j - p_j / 2`` and the total processing rate is at most
+       3. That is a preemptive schedule of work ``p_j`` on one machine of speed 3 (time
+       ``p_j / 3``) with the same mean busy times; Goemans' theorem
+       (``_mean_busy_bound``: preemptive largest ``w_j / p_j`` first minimises
+       ``sum w_j M_j`` over every schedule with rate at most the capacity) bounds
+       ``sum w_j M_j`` from below. So ``sum_{j in S} w_j C_j >= MBT_3(S) + sum_{j in S} w_j p_j / 2``.
+
+    The bound is the best of step 1 over a family of sets: the prefixes of the jobs
+    ordered by due date, by ``d_j - p_j`` and by ``d_j - r_j - p_j`` (the jobs most likely
+    late first), and the empty set (the release bound alone). Any family is valid; these
+    are cheap (``O(N^2 log N)``) and close most of the gap on the test splits.
+    """
+    r, p, d, w = (np.asarray(x, dtype=np.float64) for x in (instance.release, instance.proc, instance.due, instance.weight))
+    alone = w * np.maximum(0.0, r + p - d)  # step 1 for a job outside S
+    best = float(alone.sum())
+    for key in (d, d - p, d - r - p):
+        order = np.argsort(key, kind="stable")
+        for size in range(1, order.size + 1):
+            s = order[:size]
+            fast = _mean_busy_bound(r[s], p[s] / machines, w[s]) - float(np.sum(w[s] * p[s])) / (2 * machines)
+            completion = fast + float(np.sum(w[s] * p[s])) / 2
+            best = max(best, completion - float(np.sum(w[s] * d[s])) + float(alone.sum() - alone[s].sum()))
+    return best
+
+
 # -- the cache of the canonical test splits ---------------------------------------------
 
 FIELDS = ("machine", "start", "objective", "model_objective", "bound", "slack", "status", "wall_time")

@@ -15,13 +15,23 @@ and its features, whatever its signature calls them.
   production", Naval Research Logistics Quarterly 3(1-2), 1956). MAS-FS: per stage, with
   the stage's processing time.
 - ``spt``: shortest processing time (the same paper, unit weights). MAS-FS only.
+- ``mslack``: minimum slack ``d_j - p_j - t`` first (Panwalkar and Iskander 1977). MAS-JD only.
 - ``atc``: apparent tardiness cost, ``(w_j / p_j) exp(-max(d_j - p_j - t, 0) / (k p_bar))``
   with ``p_bar`` the mean processing time of the pool and look-ahead ``k = 2``
   (Vepsalainen and Morton, "Priority rules for job shops with weighted tardiness
-  costs", Management Science 33(8), 1987). MAS-JD only.
+  costs", Management Science 33(8), 1987). MAS-JD only. ``atc:tuned`` uses ``ATC_K_TUNED``,
+  the best ``k`` of ``ATC_K_GRID`` on the training split alone (``tune_atc_k``).
 - ``value_density``: largest ``v_j / p_eff`` with ``p_eff`` the worker's own time
   (Locke, "Best-effort decision making for real-time scheduling", PhD thesis, CMU,
   1986). MAS-ST only.
+
+MAS-ST rules also come as ``<rule>+skip``: the worker ignores tasks it can no longer
+finish by their deadline (``t + p_eff > d_j``: they earn nothing and only consume its
+time) and idles when none is left, which MAS-ST allows.
+
+WSRPT (weight over remaining processing time) is not here: the paper interface of
+MAS-FS shows a stage only its own processing time ``p_here``, not the downstream stages,
+so it cannot be computed from what a role sees.
 
 The shortest-queue rules of the brief do not apply: each MAS-FS stage has one machine,
 so there is no queue to choose.
@@ -35,6 +45,8 @@ from typing import Any
 import numpy as np
 
 ATC_K = 2.0
+ATC_K_GRID = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+ATC_K_TUNED = 0.25  # best of ATC_K_GRID by tune_atc_k(): mean training cost 40.62 (k = 2: 45.53)
 EPS = 0.05  # MAS-ST's eps of Eq. mas-st-duration
 
 
@@ -76,9 +88,24 @@ def _fs(obs):
     return ids, {"p": rows[:, 0], "w": rows[:, 1]}
 
 
-def _atc(f, t):
-    p_bar = float(np.mean(f["p"]))
-    return f["w"] / f["p"] * np.exp(-np.maximum(f["d"] - f["p"] - t, 0.0) / (ATC_K * p_bar))
+def _atc_k(k: float):
+    def index(f, t):
+        p_bar = float(np.mean(f["p"]))
+        return f["w"] / f["p"] * np.exp(-np.maximum(f["d"] - f["p"] - t, 0.0) / (k * p_bar))
+
+    return index
+
+
+_atc = _atc_k(ATC_K)
+
+
+def _skip(index):
+    """MAS-ST: the same index over the tasks still finishable by their deadline; -inf marks the rest."""
+
+    def skipping(f, t):
+        return np.where(t + f["p"] <= f["d"], np.asarray(index(f, t), dtype=float), -np.inf)
+
+    return skipping
 
 
 # rule -> benchmark -> index (larger is better) from (features, t)
@@ -87,9 +114,13 @@ RULES: dict[str, dict[str, Any]] = {
     "edd": {"mas_jd": lambda f, t: -f["d"], "mas_st": lambda f, t: -f["d"]},
     "wspt": {"mas_jd": lambda f, t: f["w"] / f["p"], "mas_fs": lambda f, t: f["w"] / f["p"]},
     "spt": {"mas_fs": lambda f, t: -f["p"]},
+    "mslack": {"mas_jd": lambda f, t: -(f["d"] - f["p"] - t)},
     "atc": {"mas_jd": _atc},
+    "atc:tuned": {"mas_jd": _atc_k(ATC_K_TUNED)},
     "value_density": {"mas_st": lambda f, t: f["v"] / f["p"]},
 }
+for _rule in ("fifo", "edd", "value_density"):
+    RULES[f"{_rule}+skip"] = {"mas_st": _skip(RULES[_rule]["mas_st"])}
 _READ = {"mas_jd": _jd, "mas_st": _st, "mas_fs": _fs}
 
 
@@ -104,13 +135,20 @@ def rule_policy(name: str, rule: str):
     if rule not in RULES or name not in RULES[rule]:
         allowed = sorted(r for r, table in RULES.items() if name in table)
         raise ValueError(f"rule {rule!r} is not defined for {name!r}; allowed: {allowed}")
-    index, read = RULES[rule][name], _READ[name]
+    return _policy(name, RULES[rule][name])
+
+
+def _policy(name: str, index):
+    """The policy taking the pool job of largest ``index(features, t)``."""
+    read = _READ[name]
 
     def policy(obs: Mapping[str, Any]) -> int:
         ids, features = read(obs)
         if ids.size == 0:
             return -1
         scores = np.asarray(index(features, _t(obs)), dtype=float)
+        if not np.isfinite(scores.max(initial=-np.inf)):
+            return -1  # a +skip rule with nothing finishable left (MAS-ST allows idling)
         return int(ids[int(np.argmax(scores))])  # argmax: the first best, i.e. the lowest id
 
     return policy
@@ -119,6 +157,19 @@ def rule_policy(name: str, rule: str):
 def rule_team(name: str, rule: str) -> dict[str, Any]:
     """The same rule on roles A, B and C."""
     return {r: rule_policy(name, r_) for r, r_ in (("A", rule), ("B", rule), ("C", rule))}
+
+
+def tune_atc_k(grid=ATC_K_GRID) -> dict[float, float]:
+    """Mean MAS-JD training cost of ATC for each look-ahead ``k`` (training split only)."""
+    import relic_envs
+    from relic_envs.core.rollout import rollout
+
+    train = [inst for batch in relic_envs.splits("mas_jd").train for inst in batch]
+    out = {}
+    for k in grid:
+        policy = _policy("mas_jd", _atc_k(k))
+        out[k] = float(np.mean([r.objective for r in rollout("mas_jd", {r: policy for r in "ABC"}, train)]))
+    return out
 
 
 def measure(names=("mas_jd", "mas_st", "mas_fs")) -> list[tuple[str, str, str, float, float]]:

@@ -1,12 +1,13 @@
 """The results table of docs/results/mas.md: every team, the CP-SAT references and each
-row's gap to CP-SAT's proven bound (``python -m baselines.mas.table``).
+row's gap to the best proven lower bound (``python -m baselines.mas.table [--ls] [--choices]``).
 
 Gap to the bound, per benchmark and test size, on the means over the 20 instances:
 ``(mean - mean bound) / mean bound`` for the costs (MAS-JD, MAS-FS) and
 ``(mean bound - mean) / mean bound`` for the MAS-ST value, in percent; blank when the
 bound is 0 (a relative gap to 0 is undefined). The bound is CP-SAT's proven bound; for
 MAS-FS, per instance, the larger of it and the one-machine mean-busy-time bound
-(``baselines.mas.cpsat.fs_lower_bound``). Both are offline (clairvoyant) references, so
+(``baselines.mas.cpsat.fs_lower_bound``); for MAS-JD the larger of it and the
+fast-single-machine bound (``baselines.mas.cpsat.jd_lower_bound``). Both are offline (clairvoyant) references, so
 a gap to them is an upper bound on the gap to the best online policy.
 """
 
@@ -15,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from baselines.mas import cpsat
-from baselines.mas.rules import measure
+from baselines.mas.rules import RULES, measure
+from relic_envs.core.benchmark import ROLES
 
 NAMES = ("mas_jd", "mas_st", "mas_fs")
 REGIMES = ("test50", "test80")
@@ -27,6 +29,12 @@ LABELS = {
     "wspt": "WSPT (per stage in FS)",
     "spt": "SPT (per stage)",
     "atc": "ATC, k = 2",
+    "atc:tuned": "ATC, k = 0.25 (tuned on training)",
+    "mslack": "minimum slack",
+    "fifo+skip": "FIFO + skip hopeless",
+    "edd+skip": "EDD + skip hopeless",
+    "value_density+skip": "value density + skip hopeless",
+    "ls": "local search (best rule start, 100 decodes)",
     "value_density": "value density `v / p_eff`",
 }
 
@@ -38,8 +46,12 @@ def _gap(name: str, mean: float, bound: float) -> str:
     return f"{100 * gap:.1f}%"
 
 
-def build() -> str:
+def build(with_ls: bool = False) -> str:
     rows = measure(NAMES)
+    if with_ls:
+        from baselines.mas.local_search import measure as ls_measure
+
+        rows += ls_measure(NAMES)
     stats = {(n, t, r): (m, s) for n, t, r, m, s in rows}
     import relic_envs
 
@@ -48,8 +60,9 @@ def build() -> str:
         cache = cpsat.load_cache(name)
         for regime in REGIMES:
             bound = None
-            if name == "mas_fs":
-                lp = np.array([cpsat.fs_lower_bound(i) for i in relic_envs.splits(name).test[regime]])
+            if name in ("mas_fs", "mas_jd"):
+                relax = cpsat.fs_lower_bound if name == "mas_fs" else cpsat.jd_lower_bound
+                lp = np.array([relax(i) for i in relic_envs.splits(name).test[regime]])
                 fs_bounds[name, regime] = (float(lp.mean()), float(lp.std()))
                 bound = lp
             if cache is not None:
@@ -76,7 +89,7 @@ def build() -> str:
     extra = (
         ("CP-SAT best (offline)", best),
         ("CP-SAT proven bound", solver_bounds),
-        ("one-machine mean-busy-time bound (FS)", fs_bounds),
+        ("relaxation bound (JD: fast single machine, FS: one-machine mean busy time)", fs_bounds),
         ("bound used for the gaps", bounds),
     )
     for label, table in extra:
@@ -98,5 +111,46 @@ def build() -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(status)
 
 
+def best_rule(name: str, rows) -> str:
+    """The rule with the best mean over both test sizes (``rows`` from ``measure``)."""
+    sign = -1.0 if name == "mas_st" else 1.0
+    means: dict[str, list[float]] = {}
+    for n, team, _regime, mean, _std in rows:
+        if n == name and team in RULES:
+            means.setdefault(team, []).append(mean)
+    return min(means, key=lambda t: sign * float(np.mean(means[t])))
+
+
+def choice_shares(name: str, team: str) -> dict[str, dict[str, float]]:
+    """Per test size and role, the share of the role's acting calls whose pool held two or
+    more jobs (``DispatchEpisode.choices / decisions``, summed over the 20 instances)."""
+    import relic_envs
+
+    out = {}
+    for regime, instances in relic_envs.splits(name).test.items():
+        decisions = dict.fromkeys(ROLES, 0)
+        choices = dict.fromkeys(ROLES, 0)
+        for inst in instances:
+            ep = cpsat._hint_from_team(name, inst, team)  # the finished episode of the team
+            for r in ROLES:
+                decisions[r] += ep.decisions[r]
+                choices[r] += ep.choices[r]
+        out[regime] = {r: choices[r] / max(decisions[r], 1) for r in ROLES} | {f"n{r}": decisions[r] for r in ROLES}
+    return out
+
+
+def choice_table() -> str:
+    rows = measure(NAMES)
+    lines = ["| benchmark | team | size | A | B | C |", "|---|---|---|---|---|---|"]
+    for name in NAMES:
+        for team in ("seeds", best_rule(name, rows)):
+            for regime, share in choice_shares(name, team).items():
+                cells = [f"{100 * share[r]:.0f}% of {share['n' + r]}" for r in ROLES]
+                lines.append(f"| {name} | {LABELS.get(team, team)} | {regime} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(build())
+    import sys
+
+    print(choice_table() if "--choices" in sys.argv else build(with_ls="--ls" in sys.argv))

@@ -331,6 +331,11 @@ class DispatchEpisode(Episode):
         self._designated: int | None = None  # at a last-chance epoch: the role whose -1 the mask forbids
         self.void: Invalid | None = None
         self.collisions: list[tuple[int, str, int]] = []  # (step, role, job) of every collision
+        # Per role, as in the CO family: calls while acting, and of those the calls that
+        # had a real choice (two or more jobs in the pool: idling beside one job is no
+        # choice a dispatcher needs, and is forbidden at last-chance epochs anyway).
+        self.decisions = {r: 0 for r in ROLES}
+        self.choices = {r: 0 for r in ROLES}
         self._obs: dict[str, dict[str, Any]] = {}
         self._enter(self.t)
 
@@ -438,6 +443,9 @@ class DispatchEpisode(Episode):
             self.void = invalid
             self.steps += 1
             return invalid
+        for k, role in acting:
+            self.decisions[role] += 1
+            self.choices[role] += int(self._pools[k].sum() >= 2)
         taken: set[int] = set()
         for k, role in acting:  # deterministic application order A, B, C
             action = actions.get(role)
