@@ -9,6 +9,10 @@ Examples::
     relic-baselines eval --env hmtsp --team seeds --team nn+2opt+relocate
     relic-baselines table --env hmtsp --env fstsp         # routing: classical rows beside the OR-Tools references
     relic-baselines optimum --write hmtsp --time-limit 60 # re-solve with OR-Tools' routing solver (extra: solvers)
+    relic-baselines eval --env fjagv --team spt-atc-nearest --team spt-atc-nearest+ls
+    relic-baselines eval --env mrcps --team par-mslk-speed --team ser-lft-speed
+    relic-baselines table --env fjagv --env mrcps         # scheduling: classical rows beside CP-SAT's best and bound
+    relic-baselines optimum --write fjagv --time-limit 15 --workers 1   # re-solve with CP-SAT (extra: solvers)
 
 ``eval`` takes every team ``relic-envs eval`` takes (seeds, case-study, initial, program
 files) plus the classical DCOP algorithms; it lives here because ``relic_envs`` never
@@ -32,6 +36,7 @@ from relic_envs.errors import InvalidConfig
 DCOP_SOLVERS = ("dsa-a", "dsa-b", "dsa-c", "mgm", "mgm2", "maxsum", "lsga-dsa")
 DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
 ROUTING = ("hmtsp", "fstsp")
+SCHED = ("fjagv", "mrcps")
 
 
 def routing_methods(name: str) -> tuple[str, ...]:
@@ -45,9 +50,41 @@ def routing_methods(name: str) -> tuple[str, ...]:
     return METHODS
 
 
+def sched_module(name: str):
+    """The classical rows of a scheduling benchmark (``baselines.co.sched_fjagv`` / ``sched_mrcps``)."""
+    if name == "fjagv":
+        from baselines.co import sched_fjagv as module
+    else:
+        from baselines.co import sched_mrcps as module
+    return module
+
+
+def is_sched_method(name: str, team: str) -> bool:
+    if name not in SCHED:
+        return False
+    module = sched_module(name)
+    base, _, ls = team.partition("+")
+    return base in module.METHODS and ls in ("", "ls")
+
+
+def evaluate_sched(name: str, team: str, split: str, progress: bool, interface: str) -> list[RolloutResult]:
+    """A FJAGV / MRCPS row: played in the env when it is a team; MRCPS serial rows (which the
+    non-delay episode cannot express) scored by ``simulator.cost`` (steps 0, info says so)."""
+    module = sched_module(name)
+    instances = split_instances(name, split)
+    if name == "fjagv" or module.is_team(team):
+        from relic_envs.core.rollout import rollout
+
+        return rollout(name, module.team(team), instances, interface=interface, progress=progress)
+    costs = [module.run(inst, team)[0] for inst in instances]
+    return [RolloutResult(c, -c, 0, info={"scored_by": "simulator.cost (serial SGS, not an episode)"}) for c in costs]
+
+
 def evaluate(name: str, team: str, split: str = "test", progress: bool = True, interface: str = "paper") -> list[RolloutResult]:
     """A classical DCOP configuration (``dsa-b``, ``mgm2:tuned``, ``lsga-dsa:paper``, ...)
     on a canonical split, or any team ``relic-envs eval`` knows."""
+    if is_sched_method(name, team):  # a classical scheduling row
+        return evaluate_sched(name, team, split, progress, interface)
     if name in ROUTING and team in routing_methods(name):  # a classical routing row played as a team
         from relic_envs.core.rollout import rollout
 
@@ -78,6 +115,11 @@ def _cmd_table(args: argparse.Namespace) -> int:
         from baselines.co.routing_table import tables
 
         print("\n" + tables(routing))
+    sched = [n for n in args.env or [] if n in SCHED]
+    if sched:
+        from baselines.co.sched_table import tables as sched_tables
+
+        print("\n" + sched_tables(sched))
     for name in [n for n in args.env or list(DCOPS) if n in DCOPS]:
         rows = table.build_rows(name, progress=not args.quiet)
         optimum = table.optimum_rows(name)
@@ -106,6 +148,15 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
                     print(co_routing.summary(name, cache))
                 elif not hinted:
                     print(f"{name}: no cached OR-Tools reference; {co_routing.INSTALL_HINT} {name}")
+    from baselines.co import sched_cpsat
+
+    for name in [n for n in args.write or [] if n in SCHED]:
+        sched_cpsat.write_cache(name, time_limit=args.time_limit, workers=args.workers, progress=not args.quiet,
+                                **({"hint": args.hint} if args.hint else {}))
+        print(f"wrote {sched_cpsat.cache_path(name)}")
+    for name in [n for n in args.write or SCHED if n in SCHED]:
+        cache = sched_cpsat.load_cache(name)
+        print(sched_cpsat.summary(name, cache) if cache else f"{name}: no cached CP-SAT results; {sched_cpsat.INSTALL_HINT} {name}")
     from baselines.mas import cpsat as mas_cpsat
 
     for name in [n for n in args.write or [] if n in mas_cpsat.MAS]:
@@ -138,24 +189,29 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     team_help = (
         f"{', '.join(BUILTIN_TEAMS + DCOP_SOLVERS)} (DCOP algorithms also as NAME:tuned, NAME:paper, NAME:p=0.3), "
-        "the routing rows (hmtsp: e.g. ci+2opt+relocate; fstsp: truck, truck+split) or A.py,B.py,C.py (repeatable)"
+        "the routing rows (hmtsp: e.g. ci+2opt+relocate; fstsp: truck, truck+split), the scheduling rows (fjagv: "
+        "<ef|spt>-<spt|edd|mst|atc>-<nearest|fcfs>[+ls]; mrcps: <par|ser>-<lft|mts|edd|mslk>-<speed|cost>, par-...+ls) "
+        "or A.py,B.py,C.py (repeatable)"
     )
     add_eval_parser(sub, team_help).set_defaults(func=_cmd_eval)
     tb = sub.add_parser(
-        "table", help="DCOP and routing (HMTSP, FSTSP) tables: classical algorithms, paper rows and the solver references"
+        "table", help="DCOP, routing (HMTSP, FSTSP) and scheduling (FJAGV, MRCPS) tables: classical algorithms, paper rows "
+        "and the solver references"
     )
-    tb.add_argument("--env", action="append", choices=[n for n in DCOPS + ROUTING if n in names()])
+    tb.add_argument("--env", action="append", choices=[n for n in DCOPS + ROUTING + SCHED if n in names()])
     tb.add_argument("--plot", metavar="DIR", help="also save a cost-per-sweep plot per benchmark in DIR (extra: docs)")
     tb.add_argument("--quiet", action="store_true")
     tb.set_defaults(func=_cmd_table)
     op = sub.add_parser(
-        "optimum", help="show (default) or re-solve (--write) the cached CP-SAT (DCOP, MAS) and OR-Tools routing (HMTSP, FSTSP) references"
+        "optimum", help="show (default) or re-solve (--write) the cached CP-SAT (DCOP, MAS, FJAGV, MRCPS) and OR-Tools "
+        "routing (HMTSP, FSTSP) references"
     )
-    op.add_argument("--write", nargs="+", choices=[*DCOPS, *ROUTING, "mas_jd", "mas_st", "mas_fs"])
+    op.add_argument("--write", nargs="+", choices=[*DCOPS, *ROUTING, *SCHED, "mas_jd", "mas_st", "mas_fs"])
     op.add_argument("--time-limit", type=float, default=10.0, help="seconds per instance (default 10; the cached routing references used HMTSP 60, FSTSP 30)")
-    op.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2)")
+    op.add_argument("--workers", type=int, default=2, help="CP-SAT threads (default 2; the FJAGV/MRCPS caches used 1)")
     op.add_argument(
-        "--hint", help="warm-start from this classical configuration's answer, e.g. lsga-dsa (DCOP), ci+2opt+relocate (HMTSP), seeds / atc / wspt (MAS)"
+        "--hint", help="warm-start from this classical configuration's answer, e.g. lsga-dsa (DCOP), ci+2opt+relocate (HMTSP), "
+        "seeds / atc / wspt (MAS), spt-atc-nearest (FJAGV, the default), par-mslk-speed (MRCPS, the default)"
     )
     op.add_argument("--quiet", action="store_true")
     op.set_defaults(func=_cmd_optimum)
