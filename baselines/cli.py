@@ -13,6 +13,7 @@ Examples::
     relic-baselines eval --env mrcps --team par-mslk-speed --team ser-lft-speed
     relic-baselines table --env fjagv --env mrcps         # scheduling: classical rows beside CP-SAT's best and bound
     relic-baselines optimum --write fjagv --time-limit 15 --workers 1   # re-solve with CP-SAT (extra: solvers)
+    relic-baselines eval --env mas_jd --team atc:tuned --team ls:100  # MAS rule and local search (100 decodes)
 
 ``eval`` takes every team ``relic-envs eval`` takes (seeds, case-study, initial, program
 files) plus the classical DCOP algorithms; it lives here because ``relic_envs`` never
@@ -80,11 +81,40 @@ def evaluate_sched(name: str, team: str, split: str, progress: bool, interface: 
     return [RolloutResult(c, -c, 0, info={"scored_by": "simulator.cost (serial SGS, not an episode)"}) for c in costs]
 
 
+def evaluate_mas(name: str, team: str, split: str, progress: bool, interface: str) -> list[RolloutResult]:
+    """A MAS row: a dispatch rule of ``baselines.mas.rules`` played as a team, or ``ls`` /
+    ``ls:<budget>``, the local search (``baselines.mas.local_search``) scored by the simulator."""
+    from relic_envs.core.rollout import rollout
+
+    instances = split_instances(name, split)
+    if team.partition(":")[0] != "ls":
+        from baselines.mas.rules import rule_team
+
+        return rollout(name, rule_team(name, team), instances, interface=interface, progress=progress)
+    from baselines.mas import local_search
+
+    budget = int(team.partition(":")[2] or local_search.BUDGET)
+    results = local_search.solve_batch(name, instances, budget=budget)
+    return [RolloutResult(r.objective, get_benchmark(name).score(r.objective), 0,
+                          info={"scored_by": "DispatchEpisode replay of the best priority lists", "start_rule": r.start_rule})
+            for r in results]
+
+
+def is_mas_method(name: str, team: str) -> bool:
+    if name not in ("mas_jd", "mas_st", "mas_fs"):
+        return False
+    from baselines.mas.rules import RULES
+
+    return team.partition(":")[0] == "ls" or name in RULES.get(team, {})
+
+
 def evaluate(name: str, team: str, split: str = "test", progress: bool = True, interface: str = "paper") -> list[RolloutResult]:
     """A classical DCOP configuration (``dsa-b``, ``mgm2:tuned``, ``lsga-dsa:paper``, ...)
     on a canonical split, or any team ``relic-envs eval`` knows."""
     if is_sched_method(name, team):  # a classical scheduling row
         return evaluate_sched(name, team, split, progress, interface)
+    if is_mas_method(name, team):  # a MAS dispatch rule or the MAS local search
+        return evaluate_mas(name, team, split, progress, interface)
     if name in ROUTING and team in routing_methods(name):  # a classical routing row played as a team
         from relic_envs.core.rollout import rollout
 
