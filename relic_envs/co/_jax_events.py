@@ -1,0 +1,201 @@
+"""The constructive solver of :mod:`relic_envs.co._construct` in JAX, for the event-driven
+scheduling benchmarks (FJAGV, MRCPS; needs ``pip install 'relic-envs[jax]'``).
+
+A benchmark supplies a :class:`JaxEventProblem`: its static arrays, its construction
+state (a dict of arrays), the pending decision (per role a candidate mask over the
+role's identifier space and the fallback costs), the role observations, ``apply`` and
+``advance`` (jump event time until a decision is pending or the construction is
+complete). This module runs the decisions of one instance in a ``lax.while_loop`` and
+``jit(vmap(...))`` over a batch of same-size instances.
+
+**Repairs** follow ``Episode.step``: the deciding role's answer is repaired to the
+fallback, the candidate of least cost (ties: the lowest id, as ``cheapest``), when it
+is outside ``0..n-1`` (``-1`` included: neither benchmark lets a role skip) or not a
+candidate; each repair is counted for that role. JAX answers are always integers, so
+the ``"exception"`` and ``"type"`` reasons cannot occur.
+
+**Bound.** The loop runs while the construction is incomplete, at most
+``problem.max_decisions(shape)`` times (each benchmark derives its bound: one decision
+per role per operation or task); all three policies are evaluated at every decision
+(under ``vmap`` a switch on the role would evaluate them all anyway) and the answers of
+the roles not deciding are ignored.
+
+Float64 by default (``jax.enable_x64``) so schedules match the numpy reference exactly;
+``x64=False`` runs float32/int32 (faster, no parity promise).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from relic_envs.core.benchmark import ROLES
+from relic_envs.errors import InvalidConfig, MissingExtra
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingExtra("jax", "jax") from exc
+
+
+class Batch(NamedTuple):
+    """Stacked static data of a batch: ``data[k]`` has a leading batch axis."""
+
+    data: dict[str, Any]
+    size: int
+    shape: tuple[int, ...]  # the benchmark's size key (e.g. number of operations)
+
+
+class Outcome(NamedTuple):
+    """Per instance (numpy arrays with a batch axis once returned by ``run``)."""
+
+    objective: Any  # (B,) raw objective (minimised)
+    repairs: Any  # (B, 3) repairs per role A, B, C
+    steps: Any  # (B,) decisions taken
+    schedule: Any  # dict of the benchmark's schedule arrays (start / finish / assignment)
+
+
+class JaxEventProblem(abc.ABC):
+    """What one event-driven benchmark defines in JAX; the decision loop is shared."""
+
+    name: str
+
+    @abc.abstractmethod
+    def arrays(self, instance) -> dict[str, np.ndarray]:
+        """Static per-instance arrays (float64 / int64 / bool; cast for float32 at run time)."""
+
+    @abc.abstractmethod
+    def shape(self, instance) -> tuple[int, ...]:
+        """The size key: instances stack only when it is equal."""
+
+    @abc.abstractmethod
+    def max_decisions(self, data) -> int:
+        """An upper bound on the decisions of one construction, from the (static) array shapes."""
+
+    @abc.abstractmethod
+    def init(self, data) -> dict:
+        """The construction state before the first ``advance``; must hold ``done`` (bool) and ``role`` (int)."""
+
+    @abc.abstractmethod
+    def advance(self, data, s) -> dict:
+        """Jump event time until a decision is pending (``role``) or the construction is complete (``done``)."""
+
+    @abc.abstractmethod
+    def candidates(self, data, s) -> tuple[tuple[Any, Any], ...]:
+        """Per role ``(mask, cost)`` over its identifier space; only the deciding role's is used."""
+
+    @abc.abstractmethod
+    def observe(self, data, s, masks) -> dict[str, dict]:
+        """Per role the paper observation (``masks[k]`` is all-false unless role ``k`` decides)."""
+
+    @abc.abstractmethod
+    def apply(self, data, s, choice) -> dict:
+        """Commit the (valid) ``choice`` of the deciding role."""
+
+    @abc.abstractmethod
+    def objective(self, data, s) -> Any:
+        ...
+
+    @abc.abstractmethod
+    def schedule(self, data, s) -> dict:
+        ...
+
+
+def stack(problem: JaxEventProblem, instances: Sequence) -> Batch:
+    """Stack same-size instances into a :class:`Batch`."""
+    if len(instances) == 0:
+        raise InvalidConfig("instances: need at least one instance to stack, got an empty sequence")
+    shapes = sorted({problem.shape(inst) for inst in instances})
+    if len(shapes) != 1:
+        raise InvalidConfig(f"instances: a batch needs one size; got sizes {shapes} (stack each size apart)")
+    per_instance = [problem.arrays(inst) for inst in instances]
+    data = {key: np.stack([a[key] for a in per_instance]) for key in per_instance[0]}
+    return Batch(data, len(instances), shapes[0])
+
+
+def first_min(mask, cost):
+    """The first id (ascending) of least ``cost`` among ``mask`` (``cheapest``'s fallback)."""
+    return jnp.argmin(jnp.where(mask, cost, jnp.inf)).astype(jnp.int32)
+
+
+def lex_first(mask, *keys):
+    """The first id (ascending) among ``mask`` ordered by ``keys`` (primary first): the
+    twin of ``ids[np.lexsort((..., secondary, primary))[0]]`` (lexsort is stable); -1 if
+    ``mask`` is empty."""
+    for key in keys:
+        best = jnp.min(jnp.where(mask, key, jnp.inf))
+        mask = mask & (key == best)
+    return jnp.where(mask.any(), jnp.argmax(mask), -1).astype(jnp.int32)
+
+
+def aligned(mask, values):
+    """An ``Aligned`` observation entry: ``{"mask": int8, "value": float}``, 0 off the mask."""
+    return {"mask": mask.astype(jnp.int8), "value": jnp.where(mask, values, 0.0).astype(jnp.result_type(float))}
+
+
+def _step(problem, policies, data, carry):
+    s, repairs, steps = carry
+    role = s["role"]
+    picked = problem.candidates(data, s)
+    masks = tuple(m & (role == k) for k, (m, _) in enumerate(picked))
+    obs = problem.observe(data, s, masks)
+    choice, bad = jnp.int32(0), jnp.bool_(False)
+    for k, r in enumerate(ROLES):
+        mask, cost = masks[k], picked[k][1]
+        j = jnp.asarray(policies[r](obs[r])).astype(jnp.int32)
+        valid = (j >= 0) & (j < mask.shape[0]) & mask[jnp.clip(j, 0, mask.shape[0] - 1)]
+        mine = role == k
+        choice = jnp.where(mine, jnp.where(valid, j, first_min(mask, cost)), choice)
+        bad = bad | (mine & ~valid)
+    s = problem.advance(data, problem.apply(data, s, choice))
+    repairs = repairs.at[role].add(bad.astype(jnp.int32))
+    return s, repairs, steps + 1
+
+
+def rollout_one(problem: JaxEventProblem, policies: Mapping[str, Callable], data, bound: int) -> Outcome:
+    """Every decision of one instance, until the construction is complete (at most ``bound``)."""
+    s = problem.advance(data, problem.init(data))
+
+    def going(carry):
+        s, _, steps = carry
+        return ~s["done"] & (steps < bound)
+
+    carry = (s, jnp.zeros(len(ROLES), jnp.int32), jnp.int32(0))
+    s, repairs, steps = jax.lax.while_loop(going, lambda c: _step(problem, policies, data, c), carry)
+    return Outcome(problem.objective(data, s), repairs, steps, problem.schedule(data, s))
+
+
+def make_evaluator(problem: JaxEventProblem, policies: Mapping[str, Callable], *, x64: bool = True):
+    """A compiled ``run(batch) -> Outcome`` (numpy arrays with a batch axis) for a fixed team.
+
+    Compilation happens on the first call for a batch shape; reuse the returned
+    function to amortise it (``run.jitted`` is the ``jax.jit`` function of ``batch.data``).
+    """
+    missing = [r for r in ROLES if r not in policies]
+    if missing:
+        raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
+    batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, problem.max_decisions(data))))
+
+    def run(batch: Batch) -> Outcome:
+        with jax.enable_x64(x64):
+            out = batched(_cast(batch.data, x64))
+            return jax.tree_util.tree_map(np.asarray, out)
+
+    run.jitted = lambda data: batched(_cast(data, x64))
+    run.jitted.lower = lambda data: batched.lower(_cast(data, x64))
+    return run
+
+
+def _cast(data: Mapping[str, np.ndarray], x64: bool) -> dict[str, np.ndarray]:
+    """float64 / int64 arrays as float32 / int32 when running without x64."""
+    if x64:
+        return dict(data)
+    out = {}
+    for k, v in data.items():
+        kind = np.asarray(v).dtype.kind
+        out[k] = v.astype(np.float32) if kind == "f" else v.astype(np.int32) if kind in "iu" else v
+    return out

@@ -1,0 +1,217 @@
+"""FJAGV in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+
+The same event rule as :class:`relic_envs.co.fjagv.simulator.State` (A for the lowest
+ready unassigned operation, then C for the lowest free AGV while requests are pending,
+then B for the lowest free machine with a queue; otherwise jump to the next completion
+or delivery), run by :mod:`relic_envs.co._jax_events`. Bound: at most one A, one C and
+one B decision per operation, ``3 N`` decisions. Processing times are integers, so the
+machine backlogs (sums of them) are exact in any summation order; schedules match numpy
+bit for bit in float64, the objective up to the summation order of its tardiness sum.
+
+Usage (not a doctest: compiling costs seconds, the parity tests in
+``tests/co/test_jax_sched_parity.py`` cover it)::
+
+    insts = relic_envs.splits("fjagv").test["test100"][:2]
+    out = evaluator(seed_policies())(stack(insts))  # out.objective (2,), out.repairs (2, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from relic_envs.co import _jax_events as je
+from relic_envs.co._jax_events import jnp
+from relic_envs.co.fjagv.generator import FJAGVInstance
+from relic_envs.co.fjagv.simulator import TARDINESS_WEIGHT, TRAVEL_WEIGHT
+
+ROLE_A, ROLE_B, ROLE_C = 0, 1, 2
+NONE = -1  # the pending role once the construction is complete
+
+
+def _set(x, i, v, on):
+    """``x.at[i].set(v)`` where ``on``, else ``x`` (as a masked select, not a scatter)."""
+    return jnp.where(on & (jnp.arange(x.shape[0]) == i), v, x)
+
+
+class FJAGVJax(je.JaxEventProblem):
+    name = "fjagv"
+
+    def shape(self, instance: FJAGVInstance):
+        return instance.proc.shape + (int(instance.n_agvs),)
+
+    def arrays(self, instance: FJAGVInstance):
+        n, k = instance.n_operations, instance.n_ops_per_job
+        ids = np.arange(n)
+        return {
+            "pt": instance.op_times().astype(np.float64), "tt": instance.travel(),
+            "first": ids % k == 0, "last": ids % k == k - 1, "job": (ids // k).astype(np.int64),
+            "due": np.asarray(instance.due, np.float64), "weight": np.asarray(instance.weight, np.float64),
+            "agvs": np.zeros(int(instance.n_agvs)),  # carries the AGV count as a static shape
+        }
+
+    def max_decisions(self, data):
+        return 3 * data["pt"].shape[0]
+
+    # -- the state -----------------------------------------------------------------------
+    def init(self, data):
+        n, m = data["pt"].shape
+        g, f = data["agvs"].shape[0], data["pt"].dtype
+        minus = jnp.full(n, -1.0, f)
+        return {
+            "t": jnp.zeros((), f), "d_agv": jnp.zeros((), f), "machine": jnp.full(n, -1, jnp.int32),
+            "ready_at": jnp.where(data["first"], 0.0, -1.0).astype(f), "needs_trip": jnp.zeros(n, bool),
+            "agv_of": jnp.full(n, -1, jnp.int32), "delivered": minus, "start": minus, "finish": minus,
+            "machine_free_at": jnp.zeros(m, f), "agv_pos": jnp.zeros(g, jnp.int32), "agv_free_at": jnp.zeros(g, f),
+            "done": jnp.bool_(False), "role": jnp.int32(NONE), "about": jnp.int32(-1),
+        }
+
+    def _source(self, data, s):
+        """``(N,)`` location of each operation's material before its trip (depot 0, else machine + 1)."""
+        return jnp.where(data["first"], 0, jnp.roll(s["machine"], 1) + 1)
+
+    def _waiting(self, s):
+        """``(N,)`` operations delivered and not started (at their assigned machine)."""
+        return (s["machine"] >= 0) & (s["delivered"] >= 0) & (s["delivered"] <= s["t"]) & (s["start"] < 0)
+
+    def _requests(self, s):
+        return s["needs_trip"] & (s["agv_of"] < 0)
+
+    def _find(self, data, s):
+        """``(role, about)`` of the pending decision, or ``(NONE, -1)`` (``State._find``)."""
+        m = data["pt"].shape[1]
+        ready = (s["machine"] < 0) & (s["ready_at"] >= 0)
+        free_agv = s["agv_free_at"] <= s["t"]
+        has_c = self._requests(s).any() & free_agv.any()
+        queued = ((s["machine"][:, None] == jnp.arange(m)) & self._waiting(s)[:, None]).any(axis=0)
+        b_ok = queued & (s["machine_free_at"] <= s["t"])
+        role = jnp.where(ready.any(), ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(b_ok.any(), ROLE_B, NONE)))
+        about = jnp.select([role == ROLE_A, role == ROLE_C, role == ROLE_B],
+                           [jnp.argmax(ready), jnp.argmax(free_agv), jnp.argmax(b_ok)], -1)
+        return role.astype(jnp.int32), about.astype(jnp.int32)
+
+    def _jump(self, data, s):
+        """Time to the next completion or delivery; successors of completed operations become ready."""
+        future = jnp.concatenate([s["machine_free_at"], s["agv_free_at"]])
+        t = jnp.min(jnp.where(future > s["t"], future, jnp.inf))
+        done_prev = jnp.roll((s["finish"] >= 0) & (s["finish"] <= t), 1) & ~data["first"]
+        ready_at = jnp.where(done_prev & (s["ready_at"] < 0), jnp.roll(s["finish"], 1), s["ready_at"])
+        return {**s, "t": t, "ready_at": ready_at}
+
+    def _found(self, data, s):
+        role, about = self._find(data, s)
+        return {**s, "role": role, "about": about, "done": role == NONE}
+
+    def advance(self, data, s):
+        def idle(s):  # nothing to decide, but operations left to start: time must jump
+            return s["done"] & ~(s["start"] >= 0).all()
+
+        return je.jax.lax.while_loop(idle, lambda s: self._found(data, self._jump(data, s)), self._found(data, s))
+
+    # -- the decision ----------------------------------------------------------------------
+    def _ready_times(self, data, s):
+        """``(M,)`` ``State.machine_ready_times``: free time (or now) plus the backlog assigned."""
+        m = data["pt"].shape[1]
+        waiting = (s["machine"] >= 0) & (s["start"] < 0)
+        assigned = (s["machine"][:, None] == jnp.arange(m)) & waiting[:, None]
+        return jnp.maximum(s["machine_free_at"], s["t"]) + jnp.where(assigned, data["pt"], 0.0).sum(axis=0)
+
+    def _trip_times(self, data, s, agv):
+        src = self._source(data, s)
+        pos = s["agv_pos"][jnp.clip(agv, 0, s["agv_pos"].shape[0] - 1)]
+        return data["tt"][pos, src] + data["tt"][src, s["machine"] + 1]
+
+    def candidates(self, data, s):
+        x = s["about"]
+        pt_a = data["pt"][jnp.clip(x, 0, data["pt"].shape[0] - 1)]
+        pt_b = data["pt"][:, jnp.clip(x, 0, data["pt"].shape[1] - 1)]
+        queue = self._waiting(s) & (s["machine"] == x)
+        return (
+            (pt_a > 0, self._ready_times(data, s) + pt_a),
+            (queue, pt_b),
+            (self._requests(s), self._trip_times(data, s, x)),
+        )
+
+    def observe(self, data, s, masks):
+        x, f = s["about"], data["pt"].dtype
+        pt_a = data["pt"][jnp.clip(x, 0, data["pt"].shape[0] - 1)]
+        pt_b = data["pt"][:, jnp.clip(x, 0, data["pt"].shape[1] - 1)]
+        due_op = data["due"][data["job"]]
+        views = (
+            {"operation_id": "machine_ids", "processing_times": pt_a, "machine_ready_times": self._ready_times(data, s)},
+            {"machine_id": "operation_ids", "processing_times": pt_b, "due_dates": due_op},
+            {"agv_id": "request_ids", "travel_times": self._trip_times(data, s, x),
+             "ready_times": jnp.maximum(s["ready_at"], 0.0).astype(f)},
+        )
+        return {r: _obs(masks[k], x, views[k]) for k, r in enumerate("ABC")}
+
+    def apply(self, data, s, choice):
+        role, x = s["role"], s["about"]
+        on_a, on_b, on_c = role == ROLE_A, role == ROLE_B, role == ROLE_C
+        op = jnp.where(on_a, x, choice)  # the operation concerned
+        n = data["pt"].shape[0]
+        op_c = jnp.clip(op, 0, n - 1)
+        src = self._source(data, s)[op_c]
+        # A: assign machine `choice` to operation x; no trip when the material is already there.
+        machine = _set(s["machine"], op, choice, on_a)
+        same = src == choice + 1
+        delivered = _set(s["delivered"], op, s["ready_at"][op_c], on_a & same)
+        needs_trip = _set(s["needs_trip"], op, True, on_a & ~same)
+        # C: AGV x serves request `choice`.
+        agv = jnp.clip(x, 0, s["agv_pos"].shape[0] - 1)
+        dst = s["machine"][op_c] + 1
+        empty, loaded = data["tt"][s["agv_pos"][agv], src], data["tt"][src, dst]
+        arrive = s["t"] + empty + loaded
+        delivered = _set(delivered, op, arrive, on_c)
+        # B: machine x starts operation `choice`.
+        finish_b = s["t"] + data["pt"][op_c, jnp.clip(x, 0, data["pt"].shape[1] - 1)]
+        return {
+            **s, "machine": machine, "delivered": delivered, "needs_trip": needs_trip,
+            "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
+            "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
+            "start": _set(s["start"], op, s["t"], on_b), "finish": _set(s["finish"], op, finish_b, on_b),
+            "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b),
+        }
+
+    # -- the result ------------------------------------------------------------------------
+    def objective(self, data, s):
+        started = s["start"] >= 0
+        cmax = jnp.max(jnp.where(started, s["finish"], 0.0))
+        last = data["last"] & started
+        tardy = jnp.where(last, data["weight"][data["job"]] * jnp.maximum(s["finish"] - data["due"][data["job"]], 0.0), 0.0)
+        return cmax + TARDINESS_WEIGHT * tardy.sum() + TRAVEL_WEIGHT * s["d_agv"]
+
+    def schedule(self, data, s):
+        keys = ("machine", "delivered", "start", "finish", "agv_of", "d_agv")
+        return {k: s[k] for k in keys}
+
+
+def _obs(mask, x, view):
+    """One role's observation: its ``Index`` (x or -1), ``Ids`` mask, ``Aligned`` arrays, ``action_mask``."""
+    deciding = mask.any()
+    (index, ids), *rest = view.items()
+    out = {index: jnp.where(deciding, x, -1).astype(jnp.int32), ids: mask.astype(jnp.int8)}
+    out.update({name: je.aligned(mask, values) for name, values in rest})
+    out["action_mask"] = jnp.concatenate([(~deciding)[None], mask]).astype(jnp.int8)
+    return out
+
+
+PROBLEM = FJAGVJax()
+
+
+def stack(instances: Sequence[FJAGVInstance]) -> je.Batch:
+    """Stack same-size FJAGV instances for :func:`evaluator`."""
+    return je.stack(PROBLEM, instances)
+
+
+def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
+    """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
+    return je.make_evaluator(PROBLEM, policies, x64=x64)
+
+
+def seed_policies() -> dict[str, Callable]:
+    """The JAX twins of the paper seeds (``relic_envs/seeds/fjagv/paper``)."""
+    from relic_envs.co.fjagv.jax_seeds import seed_policies as seeds
+
+    return seeds()

@@ -1,0 +1,127 @@
+"""HMTSP in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+
+Use through :func:`relic_envs.co.jax_eval.evaluate` or ``evaluator(policies)`` here. The
+solution holds each customer's vehicle and position (``routes`` rebuilds the routes),
+the route costs ``lengths`` and the count of ``forced`` assignments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from relic_envs.co import _jax_construct as jc
+from relic_envs.co._jax_construct import jnp
+from relic_envs.co.hmtsp.generator import VEHICLES, HMTSPInstance
+from relic_envs.co.hmtsp.simulator import BALANCE, EXCESS
+
+
+class HMTSPJax(jc.JaxConstructProblem):
+    name = "hmtsp"
+
+    def arrays(self, instance):
+        svc = instance.service[:, instance.task_type]  # (3, N): s_{k, c(j)}; "back" (3, N): l(j, d_k)
+        dist, n = instance.distances(), instance.n_customers
+        return {"dist": dist, "back": dist[:n, n:].T.copy(), "travel": np.asarray(instance.travel, np.float64), "svc": svc,
+                "task_type": np.asarray(instance.task_type, np.int64), "budget": np.asarray(instance.budget, np.float64)}
+
+    def shape(self, instance):
+        return (instance.n_customers,)
+
+    def max_steps(self, data):
+        return 3 * data["task_type"].shape[0]
+
+    def init(self, data):
+        n = data["task_type"].shape[0]
+        zeros = jnp.zeros(VEHICLES, data["travel"].dtype)
+        return {"cur": n + jnp.arange(VEHICLES), "lengths": zeros, "open": zeros, "count": jnp.zeros(VEHICLES, int),
+                "vehicle": jnp.full(n, -1), "position": jnp.full(n, -1), "turn": jnp.int32(0), "skips": jnp.int32(0),
+                "forced": jnp.int32(0), "done": jnp.bool_(False)}
+
+    def increments(self, data, s):
+        """``(3, N)``: row ``k`` is ``State.increments(k)``, the change of ``L_k`` when each customer is appended."""
+        n = data["task_type"].shape[0]
+        rows = data["dist"][s["cur"]]  # (3, N + 3): whole rows gather fast; element gathers do not
+        home = rows[jnp.arange(VEHICLES), n + jnp.arange(VEHICLES)]  # l(u_k, d_k)
+        travel = rows[:, :n] + data["back"] - home[:, None]
+        return data["travel"][:, None] * travel + data["svc"]
+
+    def decision(self, data, s):
+        k = s["turn"]
+        return jc.Decision(k, s["vehicle"] < 0, self.increments(data, s)[k], jnp.bool_(True))
+
+    def observe(self, data, s, masks):
+        out, table = {}, self.increments(data, s)
+        for k, r in enumerate("ABC"):
+            ids = masks[k]
+            obs = {"candidate_ids": ids.astype(jnp.int8), "candidate_costs": jc.aligned(ids, table[k]),
+                   "current": s["cur"][k]}
+            if r == "A":
+                obs["budget_left"] = data["budget"][k] - s["lengths"][k]
+            elif r == "B":
+                obs["task_types"] = jc.aligned(ids, data["task_type"].astype(data["budget"].dtype))
+                obs["route_cost"] = s["lengths"][k]
+            else:
+                obs["team_route_costs"] = s["lengths"]
+            out[r] = obs
+        return out
+
+    def apply(self, data, s, choice):
+        skips = jnp.where(choice >= 0, 0, s["skips"] + 1)
+        forced = skips == VEHICLES  # every vehicle skipped its latest turn
+        free = s["vehicle"] < 0
+        table = jnp.where(free[None, :], self.increments(data, s), jnp.inf)
+        flat = jnp.argmin(table)  # row-major first minimum: lowest vehicle, then lowest customer
+        n = free.shape[0]
+        k = jnp.where(choice >= 0, s["turn"], flat // n)
+        j = jnp.where(choice >= 0, choice, flat % n)
+        s = self._append(data, s, k, j, (choice >= 0) | forced)
+        return {**s, "skips": jnp.where(forced, 0, skips), "forced": s["forced"] + forced,
+                "turn": (s["turn"] + 1) % VEHICLES, "done": ~(s["vehicle"] < 0).any()}
+
+    def _append(self, data, s, k, j, on):
+        dist, n = data["dist"], data["task_type"].shape[0]
+        opened = s["open"][k] + data["travel"][k] * dist[s["cur"][k], j] + data["svc"][k, j]
+        length = opened + data["travel"][k] * dist[j, n + k]
+        return {**s, "open": jc.put(s["open"], k, opened, on), "lengths": jc.put(s["lengths"], k, length, on),
+                "cur": jc.put(s["cur"], k, j, on), "vehicle": jc.put(s["vehicle"], j, k, on),
+                "position": jc.put(s["position"], j, s["count"][k], on), "count": jc.put(s["count"], k, s["count"][k] + 1, on)}
+
+    def objective(self, data, s):
+        l = s["lengths"]  # noqa: E741 - the paper's L
+        total = l[0] + l[1] + l[2]  # numpy's order: a 3-element sum is sequential
+        excess = jnp.maximum(l - data["budget"], 0.0)
+        return total + BALANCE * l.max() + EXCESS * (excess[0] + excess[1] + excess[2])
+
+    def solution(self, data, s):
+        return {"vehicle": s["vehicle"], "position": s["position"], "lengths": s["lengths"], "forced": s["forced"]}
+
+
+PROBLEM = HMTSPJax()
+
+
+def routes(vehicle: np.ndarray, position: np.ndarray) -> list[list[int]]:
+    """The three routes (``State.routes``) of one instance's solution."""
+    out = []
+    for k in range(VEHICLES):
+        mine = np.flatnonzero(vehicle == k)
+        out.append([int(j) for j in mine[np.argsort(position[mine])]])
+    return out
+
+
+def stack(instances: Sequence[HMTSPInstance]) -> jc.Batch:
+    """Stack same-size HMTSP instances for :func:`evaluator`."""
+    return jc.stack(PROBLEM, instances)
+
+
+def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
+    """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
+    return jc.make_evaluator(PROBLEM, policies, x64=x64)
+
+
+def seed_policies() -> dict[str, Callable]:
+    """The JAX twins of the paper seeds (``relic_envs/seeds/hmtsp/paper``)."""
+    from relic_envs.co.hmtsp.jax_seeds import seed_policies as seeds
+
+    return seeds()

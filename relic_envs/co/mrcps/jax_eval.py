@@ -1,0 +1,167 @@
+"""MRCPS in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+
+The same three nested decisions as :class:`relic_envs.co.mrcps.simulator.State` (A a
+project, B a schedulable task of it, C a free qualified worker; when nothing is
+schedulable, jump to the next completion), run by :mod:`relic_envs.co._jax_events`.
+Bound: exactly three decisions per task, ``3 N``. Which tasks have every predecessor
+complete changes only when time jumps (a task started now completes later), so it is
+kept in the state and recomputed at jumps only. Schedules match numpy bit for bit in
+float64, the objective up to the summation order of its labor and tardiness sums.
+
+Usage (not a doctest: compiling costs seconds, the parity tests in
+``tests/co/test_jax_sched_parity.py`` cover it)::
+
+    insts = relic_envs.splits("mrcps").test["test100"][:2]
+    out = evaluator(seed_policies())(stack(insts))  # out.objective (2,), out.repairs (2, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from relic_envs.co import _jax_events as je
+from relic_envs.co._jax_events import jnp
+from relic_envs.co.mrcps.generator import MRCPSInstance
+from relic_envs.co.mrcps.simulator import LABOR_WEIGHT, MAKESPAN_WEIGHT, speed
+
+STAGE_A, STAGE_B, STAGE_C = 0, 1, 2
+
+
+class MRCPSJax(je.JaxEventProblem):
+    name = "mrcps"
+
+    def shape(self, instance: MRCPSInstance):
+        return (instance.n_tasks, instance.n_projects) + tuple(instance.level.shape)
+
+    def arrays(self, instance: MRCPSInstance):
+        return {
+            "project": instance.project.astype(np.int64), "duration": instance.duration.astype(np.float64),
+            "skill": instance.skill.astype(np.int64), "pred": np.asarray(instance.pred, bool),
+            "level": instance.level.astype(np.float64), "cost": np.asarray(instance.cost, np.float64),
+            "due": np.asarray(instance.due, np.float64), "weight": np.asarray(instance.weight, np.float64),
+            "successors": instance.successors().astype(np.float64),
+        }
+
+    def max_decisions(self, data):
+        return 3 * data["project"].shape[0]
+
+    # -- the state -----------------------------------------------------------------------
+    def init(self, data):
+        n, f = data["project"].shape[0], data["duration"].dtype
+        minus = jnp.full(n, -1.0, f)
+        return {
+            "t": jnp.zeros((), f), "worker": jnp.full(n, -1, jnp.int32), "start": minus, "finish": minus,
+            "span": jnp.zeros(n, f), "free_at": jnp.zeros(data["cost"].shape[0], f),
+            "project": jnp.int32(-1), "task": jnp.int32(-1), "role": jnp.int32(STAGE_A), "done": jnp.bool_(False),
+            "preds_done": ~data["pred"].any(axis=1),
+        }
+
+    def _schedulable(self, data, s):
+        """``(N,)`` ``State.schedulable``: not started, predecessors complete, a free qualified worker."""
+        free = s["free_at"] <= s["t"]
+        staffed = ((data["level"] > 0) & free[:, None]).any(axis=0)
+        return (s["worker"] < 0) & s["preds_done"] & staffed[data["skill"]]
+
+    def _jump(self, data, s):
+        running = (s["worker"] >= 0) & (s["finish"] > s["t"])
+        t = jnp.min(jnp.where(running, s["finish"], jnp.inf))
+        completed = (s["worker"] >= 0) & (s["finish"] <= t)
+        return {**s, "t": t, "preds_done": ~(data["pred"] & ~completed[None, :]).any(axis=1)}
+
+    def advance(self, data, s):
+        def waiting(s):
+            return ~(s["worker"] >= 0).all() & ~self._schedulable(data, s).any()
+
+        s = je.jax.lax.while_loop(waiting, lambda s: self._jump(data, s), s)
+        return {**s, "done": (s["worker"] >= 0).all()}
+
+    # -- the decision ----------------------------------------------------------------------
+    def _effective(self, data, task):
+        """``(W,)`` effective durations of ``task`` per worker (inf where unqualified)."""
+        lv = self._levels(data, task)
+        return jnp.where(lv > 0, data["duration"][task] / speed(lv), jnp.inf)
+
+    def _levels(self, data, task):
+        return data["level"][:, data["skill"][jnp.maximum(task, 0)]]
+
+    def candidates(self, data, s):
+        sched = self._schedulable(data, s)
+        n_projects = data["due"].shape[0]
+        projects = ((data["project"][:, None] == jnp.arange(n_projects)) & sched[:, None]).any(axis=0)
+        tasks = sched & (data["project"] == s["project"])
+        workers = (s["free_at"] <= s["t"]) & (self._levels(data, s["task"]) > 0)
+        return (
+            (projects, data["due"]),
+            (tasks, data["duration"]),
+            (workers, self._effective(data, jnp.maximum(s["task"], 0))),
+        )
+
+    def observe(self, data, s, masks):
+        a, b, c = masks
+        remaining = ((data["project"][:, None] == jnp.arange(data["due"].shape[0])) & (s["worker"] < 0)[:, None]).sum(0)
+        f = data["duration"].dtype
+        obs = {
+            "A": {"project_ids": a.astype(jnp.int8), "due_dates": je.aligned(a, data["due"]),
+                  "remaining_task_counts": je.aligned(a, remaining.astype(f)), "t_now": s["t"]},
+            "B": {"project_id": jnp.where(b.any(), s["project"], -1), "task_ids": b.astype(jnp.int8),
+                  "durations": je.aligned(b, data["duration"]), "successor_counts": je.aligned(b, data["successors"])},
+            "C": {"task_id": jnp.where(c.any(), s["task"], -1), "worker_ids": c.astype(jnp.int8),
+                  "skill_levels": je.aligned(c, self._levels(data, s["task"])), "worker_costs": je.aligned(c, data["cost"])},
+        }
+        for r, mask in zip("ABC", masks):
+            obs[r]["action_mask"] = jnp.concatenate([(~mask.any())[None], mask]).astype(jnp.int8)
+        return obs
+
+    def apply(self, data, s, choice):
+        stage = s["role"]
+        on_c = stage == STAGE_C
+        i = jnp.maximum(s["task"], 0)
+        w = jnp.clip(choice, 0, s["free_at"].shape[0] - 1)
+        span = self._effective(data, i)[w]
+        finish = s["t"] + span
+
+        def put(x, at, v):
+            return x.at[at].set(jnp.where(on_c, v, x[at]))
+
+        return {
+            **s, "worker": put(s["worker"], i, choice), "start": put(s["start"], i, s["t"]),
+            "span": put(s["span"], i, span), "finish": put(s["finish"], i, finish),
+            "free_at": put(s["free_at"], w, finish),
+            "project": jnp.where(stage == STAGE_A, choice, jnp.where(on_c, -1, s["project"])).astype(jnp.int32),
+            "task": jnp.where(stage == STAGE_B, choice, jnp.where(on_c, -1, s["task"])).astype(jnp.int32),
+            "role": ((stage + 1) % 3).astype(jnp.int32),
+        }
+
+    # -- the result ------------------------------------------------------------------------
+    def objective(self, data, s):
+        started = s["worker"] >= 0
+        of_p = (data["project"][:, None] == jnp.arange(data["due"].shape[0])) & started[:, None]
+        c_p = jnp.max(jnp.where(of_p, s["finish"][:, None], 0.0), axis=0)
+        labor = jnp.where(started, data["cost"][jnp.maximum(s["worker"], 0)] * s["span"], 0.0).sum()
+        tardy = (data["weight"] * jnp.maximum(c_p - data["due"], 0.0)).sum()
+        return MAKESPAN_WEIGHT * c_p.max() + tardy + LABOR_WEIGHT * labor
+
+    def schedule(self, data, s):
+        return {k: s[k] for k in ("worker", "start", "finish", "span")}
+
+
+PROBLEM = MRCPSJax()
+
+
+def stack(instances: Sequence[MRCPSInstance]) -> je.Batch:
+    """Stack same-size MRCPS instances for :func:`evaluator`."""
+    return je.stack(PROBLEM, instances)
+
+
+def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
+    """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
+    return je.make_evaluator(PROBLEM, policies, x64=x64)
+
+
+def seed_policies() -> dict[str, Callable]:
+    """The JAX twins of the paper seeds (``relic_envs/seeds/mrcps/paper``)."""
+    from relic_envs.co.mrcps.jax_seeds import seed_policies as seeds
+
+    return seeds()
