@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import types
 
 import pytest
@@ -149,46 +148,29 @@ def test_reevo_schedule_gives_one_reflection_per_proposal_after_warm_up():
     assert 3 * sum(k != "init" for k in kinds) == 138  # Appendix D: 138 auxiliary calls per run
 
 
-_RUN = """
+CONFIG = dict(env="mapp_pc", batches=2, proposals=3, seed=7, workers=1)
+_KILLED_RUN = f"""
 import sys
 from baselines.ahd import METHODS, SearchConfig
 name, out = sys.argv[1], sys.argv[2]
-if len(sys.argv) > 3:
-    METHODS[name].resume(out).learn()
-else:
-    METHODS[name](SearchConfig(method=name, env="mapp_pc", batches=2, proposals=4, seed=7, workers=1), out).learn()
+METHODS[name](SearchConfig(method=name, **{CONFIG!r}), out).learn()
 """
 
 
-def _run(*args, **kw):
-    return subprocess.Popen([sys.executable, "-c", _RUN, *map(str, args)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, **kw)
-
-
-@pytest.mark.parametrize("name", [
-    "eoh",
-    "mcts_ahd",
-    "hifo",
-    "motif",
-    "reevo",
-])
-def test_sigkill_and_resume_gives_the_uninterrupted_run(name, tmp_path):
+@pytest.mark.parametrize("name", ["eoh", "mcts_ahd", "hifo", "motif", "reevo"])
+@pytest.mark.parametrize("point", ["event:9"])
+def test_sigkill_and_resume_gives_the_uninterrupted_run(name, point, tmp_path):
     whole, broken = tmp_path / "whole", tmp_path / "broken"
-    assert _run(name, whole).wait(timeout=600) == 0
-    lines = (whole / "events.jsonl").read_text().splitlines()
-    proc = _run(name, broken)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (broken / "events.jsonl").exists() and len((broken / "events.jsonl").read_text().splitlines()) >= 9:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert _run(name, broken, "--resume").wait(timeout=600) == 0
+    METHODS[name](SearchConfig(method=name, **CONFIG), whole).learn()
+    # The killed run SIGKILLs itself at the 9th event (relic_learner.killpoints): mid-proposal of role A.
+    env = {**os.environ, "RELIC_KILL_AT": point}
+    out = subprocess.run([sys.executable, "-c", _KILLED_RUN, name, str(broken)], env=env, timeout=600,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert out.returncode == -signal.SIGKILL and not (broken / "team").exists()
+    METHODS[name].resume(broken).learn()
     for role in "ABC":
         assert (broken / "team" / f"{role}.py").read_text() == (whole / "team" / f"{role}.py").read_text()
-    assert _events((broken / "events.jsonl").read_text()) == _events("\n".join(lines))
+    assert _events((broken / "events.jsonl").read_text()) == _events((whole / "events.jsonl").read_text())
 
 
 def _events(text: str) -> list[dict]:
