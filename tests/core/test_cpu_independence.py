@@ -308,7 +308,7 @@ def test_every_setting_gives_the_default_figures():
     )
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # the quick sweep above runs in the default suite; this one takes two minutes
 def test_every_setting_gives_the_default_figures_on_the_whole_test_splits():
     runs = {label: run["figures"] for label, run in _sweep("full").items()}
     default = runs["default"]

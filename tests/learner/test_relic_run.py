@@ -39,7 +39,7 @@ def scripted_reply(body: dict) -> str:
             "TYPE: COORDINATION\nPRINCIPLE: Let roles act on different parts of the problem.")
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # the same accounting at a small budget runs by default (test_relic_invariants)
 def test_paper_budget_call_accounting(openai_server, tmp_path):
     openai_server.responder = scripted_reply
     openai_server.status(500).status(429, retry_after=0)  # two retried faults: attempts, not logical calls
