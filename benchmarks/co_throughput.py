@@ -23,46 +23,13 @@ import argparse
 import os
 import platform
 import resource
-import time
 
 import numpy as np
-from _jax_timing import time_compiled  # benchmarks/ is the script's directory, first on sys.path
+from _jax_timing import env_loop_rate, instances_for, reference_rate, time_compiled  # benchmarks/ is on sys.path
 
 import relic_envs
-from relic_envs.seeds import seed_team
 
 COS = ("hmtsp", "fstsp", "fjagv", "mrcps")
-
-
-def instances_for(name: str, size: str, count: int) -> list:
-    test = list(relic_envs.splits(name).test[size])
-    if count <= len(test):
-        return test[:count]
-    bench = relic_envs.get_benchmark(name)
-    rng = np.random.default_rng(12345)
-    return test + [bench.generate(size, rng) for _ in range(count - len(test))]
-
-
-def env_loop_rate(name: str, instances: list) -> tuple[float, int]:
-    """Instance-steps per second of the parallel env loop, and the steps it played."""
-    env = relic_envs.make(name, instances=instances)
-    team = seed_team(name)
-    steps = 0
-    start = time.perf_counter()
-    for k in range(len(instances)):
-        obs, _ = env.reset(seed=k)
-        while env.agents:
-            obs, *_ = env.step({a: team[a](obs[a]) for a in env.agents})
-            steps += 1
-    return steps / (time.perf_counter() - start), steps
-
-
-def reference_rate(name: str, instances: list) -> tuple[float, np.ndarray]:
-    start = time.perf_counter()
-    results = relic_envs.rollout(name, seed_team(name), instances)
-    elapsed = time.perf_counter() - start
-    steps = np.array([r.steps for r in results])
-    return steps.sum() / elapsed, steps
 
 
 def jax_timing(name: str, instances: list, x64: bool, repeats: int) -> tuple[float, float, float, np.ndarray]:
@@ -104,7 +71,7 @@ def main() -> None:
         t32, _, _, _ = jax_timing(args.env, instances, False, args.repeats)
         c64, c32 = steps64.sum() / t64, steps64.sum() / t32  # the same steps (numpy's) for every column
         if not np.array_equal(steps64[: len(loop)], ref_steps):  # a speed table of a wrong evaluator is worthless
-            raise SystemExit("JAX and numpy episode lengths differ: run tests/co/test_jax_routing_parity.py")
+            raise SystemExit("JAX and numpy episode lengths differ: run tests/co/test_jax_*_parity.py")
         print(f"{size:>6} | {steps64.mean():>10.1f} | {a:>12.3g} | {b:>13.3g} | {c64:>11.3g} | {compile64:>9.2f} | "
               f"{mb64:>7.1f} | {c32:>11.3g} | {c64 / a:>7.0f} | {c32 / a:>7.0f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
