@@ -59,7 +59,6 @@ reaches depends on the CPU time it gets.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from pathlib import Path
@@ -67,6 +66,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._cache import load_results, save_results
 from relic_envs.co.fjagv import simulator as fsim
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.mrcps import simulator as msim
@@ -544,26 +544,14 @@ def write_cache(benchmark: str, *, time_limit: float = DEFAULT_TIME_LIMIT, worke
         "time_unit": 1 / (MRCPS_UNIT if benchmark == "mrcps" else FJAGV_SCALE),
         "machine": f"{os.cpu_count()} CPU cores, load average {load:.1f} at the start (shared)",
     }
-    path = path or cache_path(benchmark)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {f"{regime}.{f}": v for regime, fields in results.items() for f, v in fields.items()}
-    np.savez_compressed(path, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    save_results(path or cache_path(benchmark), results, meta)
     return SchedCache(results, meta)
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> SchedCache | None:
     """The cached results of a benchmark's test splits, or ``None`` when absent."""
-    path = path or cache_path(benchmark)
-    if not path.exists():
-        return None
-    results: dict[str, dict[str, np.ndarray]] = {}
-    with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(str(data["meta"]))
-        for key in data.files:
-            if key != "meta":
-                regime, field = key.split(".")
-                results.setdefault(regime, {})[field] = data[key]
-    return SchedCache(results, meta)
+    loaded = load_results(path or cache_path(benchmark))
+    return None if loaded is None else SchedCache(*loaded)
 
 
 def summary(benchmark: str, cache: SchedCache) -> str:

@@ -49,7 +49,6 @@ replay (the result then reports ``model_objective > objective``).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -59,6 +58,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._cache import load_results, save_results
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
 from relic_envs.core.registry import get_benchmark
@@ -470,26 +470,14 @@ def write_cache(
         "time_scale": TIME_SCALE,
         "hint": hint,
     }
-    path = path or cache_path(benchmark)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {f"{regime}.{f}": v for regime, fields in results.items() for f, v in fields.items()}
-    np.savez_compressed(path, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    save_results(path or cache_path(benchmark), results, meta)
     return OptimumCache(results, meta)
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> OptimumCache | None:
     """The cached CP-SAT results of a benchmark's test splits, or ``None`` when absent."""
-    path = path or cache_path(benchmark)
-    if not path.exists():
-        return None
-    results: dict[str, dict[str, np.ndarray]] = {}
-    with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(str(data["meta"]))
-        for key in data.files:
-            if key != "meta":
-                regime, field = key.split(".")
-                results.setdefault(regime, {})[field] = data[key]
-    return OptimumCache(results, meta)
+    loaded = load_results(path or cache_path(benchmark))
+    return None if loaded is None else OptimumCache(*loaded)
 
 
 def summary(benchmark: str, cache: OptimumCache) -> str:
