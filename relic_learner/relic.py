@@ -17,7 +17,6 @@ Decisions the paper leaves open are marked "ours" in comments and listed in
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import math
 from collections.abc import Callable
@@ -31,14 +30,15 @@ from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
 from relic_envs.seeds import seed_source
 from relic_learner import artifacts, killpoints, prompts
-from relic_learner.batches import Batch, mixed_batch
+from relic_learner.batches import Batch
 from relic_learner.boundary import strip_code
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.intake import Rejection, intake
-from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient, make_client
+from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient
 from relic_learner.principles import Archive, PublicTree, parse_principles
 from relic_learner.reference import credit, scalar_summary
 from relic_learner.runlog import RunDir
+from relic_learner.stream import StreamLoop
 from relic_learner.trees import OPERATORS, PrivateTree
 
 log = logging.getLogger("relic_learner")
@@ -177,7 +177,7 @@ class State:
     events: int = 0
 
 
-class Relic:
+class Relic(StreamLoop):
     """One RELIC run on a benchmark, backed by a run directory.
 
     Parameters
@@ -194,6 +194,8 @@ class Relic:
     on_step:
         Called after every checkpointed step with the state (progress bars, tests).
     """
+
+    config_class = RelicConfig
 
     def __init__(
         self,
@@ -239,68 +241,7 @@ class Relic:
             self.run.truncate_events(_state.events)
             log.info("resuming %s at batch %d, phase %s", out, _state.b, _state.phase)
 
-    @classmethod
-    def resume(cls, out: str | Path, **kw: Any) -> Relic:
-        """Continue the run in ``out`` from its last checkpoint."""
-        run = RunDir(out)
-        if not run.checkpoint_path.exists():
-            raise FileNotFoundError(f"no checkpoint in {out}: nothing to resume")
-        state = run.load_checkpoint()
-        config = RelicConfig(**json.loads(run.config_path.read_text()))
-        return cls(config, out, _state=state, **kw)
-
-    def _make_llm(self) -> LLMClient:
-        spec = self.config.llm
-        if spec.startswith("openai:"):
-            return make_client(spec, base_url=self.config.base_url, temperature=self.config.temperature,
-                               cache_dir=str(self.run.path / "llm_cache"))
-        return make_client(spec, seed=self.config.seed) if spec == "offline" else make_client(spec)
-
-    # -- the loop --------------------------------------------------------------------
-    def learn(self) -> dict[str, str]:
-        """Run (or finish) the search; return the final team as role -> source."""
-        try:
-            while self.state.phase != "done":
-                self.step()
-            return self.team()
-        finally:
-            if self._own_evaluator:
-                self.evaluator.close()
-
-    def step(self) -> None:
-        """Advance by one checkpointed step."""
-        s = self.state
-        if s.phase == "start":
-            self._start_batch()
-            s.phase = "propose"
-        elif s.phase == "propose":
-            self._propose(self.roles[s.role_index], s.h)
-            s.h += 1
-            if s.h == self.config.proposals:
-                s.h, s.role_index = 0, s.role_index + 1
-            if s.role_index == len(self.roles):
-                s.role_index, s.phase = 0, "knowledge"
-        elif s.phase == "knowledge":
-            self._end_batch()
-            if s.b == self.config.batches:
-                self._finish()
-                s.phase = "done"
-            else:
-                s.b, s.phase = s.b + 1, "start"
-        self._checkpoint()
-
-    def _checkpoint(self) -> None:
-        self.state.ledger = self.llm.ledger.snapshot()
-        self.state.llm_state = self.llm.export_state()
-        self.state.events = self.run.seq
-        self.run.save_checkpoint(self.state)
-        if self.on_step:
-            self.on_step(self.state)
-
-    def batch(self) -> Batch:
-        c = self.config
-        return mixed_batch(self.stream, self.state.b, c.seed, horizon=c.replay, per_batch=c.replay_per_batch)
-
+    # -- the loop (StreamLoop: learn, step, checkpoint, batch, resume) ----------------------
     def team(self, **override: str) -> dict[str, str]:
         """The incumbent team as sources, with ``override`` roles replaced."""
         s = self.state
@@ -339,9 +280,6 @@ class Relic:
                        scores=scores)
 
     # -- one proposal ------------------------------------------------------------------
-    def _rng(self, *key: int) -> np.random.Generator:
-        return np.random.default_rng([self.config.seed, *key])
-
     def _propose(self, role: str, h: int) -> None:
         s, c = self.state, self.config
         tree, batch = s.trees[role], self.batch()

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -50,11 +49,12 @@ from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
 from relic_envs.seeds import seed_source
 from relic_learner import prompts
-from relic_learner.batches import Batch, mixed_batch
+from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.intake import Rejection, intake
-from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient, make_client
+from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient
 from relic_learner.runlog import RunDir
+from relic_learner.stream import StreamLoop
 
 log = logging.getLogger("baselines.ahd")
 
@@ -119,7 +119,7 @@ class SearchState:
     incumbent_score: float | None = None
     next_id: dict[str, int] = dataclasses.field(default_factory=dict)
     b: int = 1
-    phase: str = "start"  # start -> propose -> end (-> next batch) ... -> done
+    phase: str = "start"  # start -> propose -> knowledge (-> next batch) ... -> done
     role_index: int = 0
     h: int = 0
     curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -128,7 +128,7 @@ class SearchState:
     events: int = 0
 
 
-class IsolatedSearch(abc.ABC):
+class IsolatedSearch(StreamLoop, abc.ABC):
     """A role-isolated comparator run on one benchmark, backed by a run directory.
 
     Parameters are those of :class:`relic_learner.relic.Relic`: ``config``, ``out``, and
@@ -136,6 +136,7 @@ class IsolatedSearch(abc.ABC):
     """
 
     name: str = ""  # the method's CLI name
+    config_class = SearchConfig
 
     def __init__(
         self,
@@ -177,22 +178,6 @@ class IsolatedSearch(abc.ABC):
         """A new run of this method in ``out`` (``config``: :class:`SearchConfig`'s fields but ``method``)."""
         return cls(SearchConfig(method=cls.name, **config), out)
 
-    @classmethod
-    def resume(cls, out: str | Path, **kw: Any) -> IsolatedSearch:
-        """Continue the run in ``out`` from its last checkpoint."""
-        run = RunDir(out)
-        if not run.checkpoint_path.exists():
-            raise FileNotFoundError(f"no checkpoint in {out}: nothing to resume")
-        config = SearchConfig(**json.loads(run.config_path.read_text()))
-        return cls(config, out, _state=run.load_checkpoint(), **kw)
-
-    def _make_llm(self) -> LLMClient:
-        spec = self.config.llm
-        if spec.startswith("openai:"):
-            return make_client(spec, base_url=self.config.base_url, temperature=self.config.temperature,
-                               cache_dir=str(self.run.path / "llm_cache"))
-        return make_client(spec, seed=self.config.seed) if spec == "offline" else make_client(spec)
-
     # -- what a method implements ----------------------------------------------------------
     @abc.abstractmethod
     def new_role_state(self, role: str) -> Any:
@@ -214,57 +199,12 @@ class IsolatedSearch(abc.ABC):
         """Auxiliary work at the end of a batch (none by default)."""
         return None
 
-    # -- the loop ----------------------------------------------------------------------------
-    def learn(self) -> dict[str, str]:
-        """Run (or finish) the search; return the final team as role -> source."""
-        try:
-            while self.state.phase != "done":
-                self.step()
-            return self.team()
-        finally:
-            if self._own_evaluator:
-                self.evaluator.close()
-
-    def step(self) -> None:
-        """Advance by one checkpointed step: a batch start, one proposal, or a batch end."""
-        s = self.state
-        if s.phase == "start":
-            self._start_batch()
-            s.phase = "propose"
-        elif s.phase == "propose":
-            self._propose(self.roles[s.role_index], s.h)
-            s.h += 1
-            if s.h == self.config.proposals:
-                s.h, s.role_index = 0, s.role_index + 1
-            if s.role_index == len(self.roles):
-                s.role_index, s.phase = 0, "end"
-        elif s.phase == "end":
-            self._end_batch()
-            if s.b == self.config.batches:
-                self._finish()
-                s.phase = "done"
-            else:
-                s.b, s.phase = s.b + 1, "start"
-        self.state.ledger = self.llm.ledger.snapshot()
-        self.state.llm_state = self.llm.export_state()
-        self.state.events = self.run.seq
-        self.run.save_checkpoint(self.state)
-        if self.on_step:
-            self.on_step(self.state)
-
-    def batch(self) -> Batch:
-        c = self.config
-        return mixed_batch(self.stream, self.state.b, c.seed, horizon=c.replay, per_batch=c.replay_per_batch)
-
+    # -- the loop (relic_learner.stream.StreamLoop: learn, step, checkpoint, batch, resume) ---
     def team(self, **override: str) -> dict[str, str]:
         """The incumbent team as sources, with ``override`` roles replaced."""
         team = {r: self.state.incumbent[r].source for r in self.roles}
         team.update(override)
         return team
-
-    def rng(self, *key: int) -> np.random.Generator:
-        """A generator that depends only on the run seed and ``key``: a resumed step draws the same."""
-        return np.random.default_rng([self.config.seed, *key])
 
     def new_candidate(self, role: str, source: str, thought: str, score: float, operator: str,
                       parents: tuple[int, ...] = ()) -> Candidate:
@@ -292,7 +232,7 @@ class IsolatedSearch(abc.ABC):
                 seed = self.new_candidate(role, self.seeds[role], prompts.seed_description(
                     self.seeds[role], self.signatures[role].function), seeds.mean_score, "seed")
                 s.incumbent[role] = seed
-                self.accept(role, Offer([], "seed"), seed, self.rng(s.b, r_idx, 2**16))
+                self.accept(role, Offer([], "seed"), seed, self._rng(s.b, r_idx, 2**16))
         else:
             for role in self.roles:
                 self._rescore(role, batch)
@@ -318,7 +258,7 @@ class IsolatedSearch(abc.ABC):
     def _propose(self, role: str, h: int) -> None:
         s, c = self.state, self.config
         r_idx = self.roles.index(role)
-        rng = self.rng(s.b, r_idx, h)
+        rng = self._rng(s.b, r_idx, h)
         offer = self.prompt(role, h, rng)
         record: dict[str, Any] = {"b": s.b, "role": role, "h": h, "operator": offer.operator,
                                   "parents": list(offer.parents)}
@@ -351,7 +291,7 @@ class IsolatedSearch(abc.ABC):
         record.update(status="invalid", reason=reason, detail=detail[:500])
         self.run.event("proposal", **record)
 
-    def _end_batch(self) -> None:
+    def _end_batch(self) -> None:  # the StreamLoop's "knowledge" phase: a method's auxiliary work
         s = self.state
         s.curve[-1]["end"] = s.incumbent_score
         for role in self.roles:
