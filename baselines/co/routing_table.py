@@ -21,7 +21,6 @@ value is the least cost any measured row reached on it (none is a proven optimum
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -29,52 +28,10 @@ import numpy as np
 
 from baselines.co import routing_fstsp as FS
 from baselines.co import routing_hmtsp as HM
+from baselines.co._rows import Row, paper_rows, row, team_row
 from baselines.co.routing import INSTALL_HINT, load_cache
 from relic_envs.co.fstsp import simulator as fsim
 from relic_envs.co.hmtsp import simulator as hsim
-
-# relic.tex, Table tab:generalization (lines 971-982): mean, std over runs.
-PAPER_GENERALIZATION: dict[str, dict[str, dict[str, tuple[float, float]]]] = {
-    "hmtsp": {
-        "test100": {"EoH": (75.28, 0.32), "ReEvo": (74.82, 0.16), "MCTS-AHD": (75.13, 0.38), "HiFo": (74.81, 0.18),
-                    "MOTIF": (75.13, 0.38), "RELIC": (74.90, 0.03)},
-        "test200": {"EoH": (135.08, 1.48), "ReEvo": (133.30, 0.11), "MCTS-AHD": (134.26, 1.54), "HiFo": (133.35, 0.04),
-                    "MOTIF": (134.26, 1.54), "RELIC": (133.43, 0.11)},
-    },
-    "fstsp": {
-        "test100": {"EoH": (15.40, 0.73), "ReEvo": (15.58, 4.70), "MCTS-AHD": (11.68, 3.78), "HiFo": (15.85, 0.06),
-                    "MOTIF": (9.65, 0.79), "RELIC": (8.54, 0.12)},
-        "test200": {"EoH": (26.21, 3.05), "ReEvo": (27.93, 10.39), "MCTS-AHD": (19.29, 8.35), "HiFo": (28.25, 0.33),
-                    "MOTIF": (13.27, 1.16), "RELIC": (12.06, 0.12)},
-    },
-}
-
-
-@dataclasses.dataclass
-class Row:
-    name: str
-    settings: str
-    costs: np.ndarray | None  # per test instance; None for copied paper rows
-    mean: float
-    std: float
-    seconds: float | None = None  # mean wall seconds per instance
-    note: str = ""
-
-
-def _row(name: str, settings: str, costs, seconds: float | None = None, note: str = "") -> Row:
-    costs = np.asarray(costs, dtype=float)
-    return Row(name, settings, costs, float(costs.mean()), float(costs.std()), seconds, note)
-
-
-def _team_row(name: str, label: str, settings: str, team, instances) -> Row:
-    import relic_envs
-
-    start = time.perf_counter()
-    results = relic_envs.rollout(name, team, instances)
-    seconds = (time.perf_counter() - start) / len(instances)
-    repairs = {r: sum(res.info["repairs"][r] for res in results) for r in "ABC"}
-    note = "repairs A/B/C " + "/".join(str(repairs[r]) for r in "ABC")
-    return _row(label, settings, [res.objective for res in results], seconds, note)
 
 
 def _timed(fn, instances) -> tuple[list[float], float]:
@@ -90,19 +47,19 @@ def build_rows(name: str, regime: str) -> list[Row]:
     from relic_envs.seeds import seed_team
 
     instances = splits(name).test[regime]
-    rows = [_team_row(name, "seed team", "seed programs, episode", seed_team(name), instances)]
+    rows = [team_row(name, "seed team", "seed programs, episode", seed_team(name), instances)]
     if name in case_study_names():
-        rows.append(_team_row(name, "case-study team", "paper's printed RELIC programs", case_study_team(name), instances))
+        rows.append(team_row(name, "case-study team", "paper's printed RELIC programs", case_study_team(name), instances))
     cache = load_cache(name)
     if name == "hmtsp":
         for method in HM.METHODS:
             costs, sec = _timed(lambda inst, m=method: hsim.cost(inst, HM.solve(inst, m)), instances)
-            rows.append(_row(method, "baselines.co.routing_hmtsp", costs, sec))
+            rows.append(row(method, "baselines.co.routing_hmtsp", costs, sec))
     else:
         for method in FS.METHODS:
             costs, sec = _timed(lambda inst, m=method: fsim.cost(inst, FS.solve(inst, m)), instances)
             label = {"truck": "truck NN+2opt (drone unused)", "truck+split": "truck NN+2opt + optimal split"}[method]
-            rows.append(_row(label, "baselines.co.routing_fstsp", costs, sec))
+            rows.append(row(label, "baselines.co.routing_fstsp", costs, sec))
     for hinted in (False, True):
         ref = load_cache(name, hinted=hinted)
         if ref is None or regime not in ref.results:
@@ -112,21 +69,14 @@ def build_rows(name: str, regime: str) -> list[Row]:
         settings = f"GLS, {meta['time_limit_s']:g} s wall/inst" + (f", started from {meta['hint']}" if hinted else "")
         note = f"best found, not proven; cpu {res['cpu_time'].mean():.1f} s/inst; {statuses}"
         label = "OR-Tools routing" if name == "hmtsp" else "OR-Tools truck TSP (drone unused)"
-        rows.append(_row(label + (" (hinted)" if hinted else ""), settings, res["objective"], float(res["wall_time"].mean()), note))
+        rows.append(row(label + (" (hinted)" if hinted else ""), settings, res["objective"], float(res["wall_time"].mean()), note))
         if name == "fstsp":
             start = time.perf_counter()
             costs = [FS.split(inst, cache.routes(regime, i)[0])[0] for i, inst in enumerate(instances)]
             sec = (time.perf_counter() - start) / len(instances)
-            rows.append(_row("OR-Tools truck TSP + optimal split", "split of the cached tour", costs, sec,
+            rows.append(row("OR-Tools truck TSP + optimal split", "split of the cached tour", costs, sec,
                              "split time only"))
     return rows
-
-
-def paper_rows(name: str, regime: str) -> list[Row]:
-    return [
-        Row(f"paper: {method}", "relic.tex tab:generalization", None, mean, std, note="copied; paper's instances, ± over runs")
-        for method, (mean, std) in PAPER_GENERALIZATION[name][regime].items()
-    ]
 
 
 def format_table(name: str, regime: str, rows: Sequence[Row], paper: Sequence[Row]) -> str:

@@ -25,7 +25,6 @@ reached (best-known, not a proven optimum).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -33,55 +32,14 @@ import numpy as np
 
 from baselines.co import sched_fjagv as F
 from baselines.co import sched_mrcps as M
+from baselines.co._rows import Row, paper_rows, row, team_row
 from baselines.co.sched_cpsat import INSTALL_HINT, load_cache
-
-# relic.tex, Table tab:generalization (lines 1000-1012): mean, std over runs.
-PAPER_GENERALIZATION: dict[str, dict[str, dict[str, tuple[float, float]]]] = {
-    "fjagv": {
-        "test100": {"EoH": (20707, 723), "ReEvo": (21557, 117), "MCTS-AHD": (20437, 1289), "HiFo": (21551, 77),
-                    "MOTIF": (20272, 2252), "RELIC": (18078, 241)},
-        "test200": {"EoH": (90134, 3084), "ReEvo": (93435, 159), "MCTS-AHD": (88912, 5089), "HiFo": (92775, 503),
-                    "MOTIF": (87476, 8857), "RELIC": (78110, 767)},
-    },
-    "mrcps": {
-        "test100": {"EoH": (933.95, 14.56), "ReEvo": (928.95, 14.74), "MCTS-AHD": (927.40, 1.51),
-                    "HiFo": (934.08, 23.03), "MOTIF": (933.36, 13.90), "RELIC": (929.28, 5.46)},
-        "test200": {"EoH": (1983.25, 44.28), "ReEvo": (1968.96, 46.76), "MCTS-AHD": (1946.11, 4.17),
-                    "HiFo": (1974.40, 54.48), "MOTIF": (1972.68, 51.35), "RELIC": (1969.82, 19.63)},
-    },
-}
-
-
-@dataclasses.dataclass
-class Row:
-    name: str
-    settings: str
-    costs: np.ndarray | None  # per test instance; None for copied paper rows
-    mean: float
-    std: float
-    seconds: float | None = None  # mean wall seconds per instance
-    note: str = ""
-
-
-def _row(name: str, settings: str, costs, seconds: float | None = None, note: str = "") -> Row:
-    costs = np.asarray(costs, dtype=float)
-    return Row(name, settings, costs, float(costs.mean()), float(costs.std()), seconds, note)
-
-
-def _team_row(name: str, label: str, settings: str, team, instances) -> Row:
-    import relic_envs
-
-    start = time.perf_counter()
-    results = relic_envs.rollout(name, team, instances)
-    seconds = (time.perf_counter() - start) / len(instances)
-    repairs = {r: sum(res.info["repairs"][r] for res in results) for r in "ABC"}
-    return _row(label, settings, [res.objective for res in results], seconds, "repairs A/B/C " + "/".join(str(repairs[r]) for r in "ABC"))
 
 
 def _method_row(module, method: str, settings: str, instances, note: str = "") -> Row:
     start = time.perf_counter()
     costs = [module.run(inst, method)[0] for inst in instances]
-    return _row(method, settings, costs, (time.perf_counter() - start) / len(instances), note)
+    return row(method, settings, costs, (time.perf_counter() - start) / len(instances), note)
 
 
 def build_rows(name: str, regime: str) -> tuple[list[Row], list[Row]]:
@@ -92,9 +50,9 @@ def build_rows(name: str, regime: str) -> tuple[list[Row], list[Row]]:
     from relic_envs.seeds import seed_team
 
     instances = splits(name).test[regime]
-    rows = [_team_row(name, "seed team", "seed programs, episode", seed_team(name), instances)]
+    rows = [team_row(name, "seed team", "seed programs, episode", seed_team(name), instances)]
     if name in case_study_names():
-        rows.append(_team_row(name, "case-study team", "paper's printed RELIC programs", case_study_team(name), instances))
+        rows.append(team_row(name, "case-study team", "paper's printed RELIC programs", case_study_team(name), instances))
     if name == "fjagv":
         rows += [_method_row(F, m, "dispatch rules, episode", instances) for m in F.METHODS]
         rows.append(_method_row(F, F.LS_BASE + "+ls", f"problem-space LS, {F.LS_BUDGET} episodes", instances))
@@ -106,7 +64,7 @@ def build_rows(name: str, regime: str) -> tuple[list[Row], list[Row]]:
     if name == "fjagv":
         from baselines.co.sched_cpsat import fjagv_lower_bound
 
-        bounds.append(_row("combinatorial bound", "fjagv_lower_bound (machine-speed relaxation)",
+        bounds.append(row("combinatorial bound", "fjagv_lower_bound (machine-speed relaxation)",
                            [fjagv_lower_bound(inst) for inst in instances], note="valid for every schedule"))
     cache = load_cache(name)
     if cache is None or regime not in cache.results:
@@ -114,18 +72,11 @@ def build_rows(name: str, regime: str) -> tuple[list[Row], list[Row]]:
     res, meta = cache.results[regime], cache.meta
     statuses = ", ".join(f"{s} {int((res['status'] == s).sum())}" for s in sorted(set(res["status"].tolist())))
     how = "relaxed model, solution replayed in the episode" if name == "fjagv" else "exact model, simulator.cost"
-    rows.append(_row("CP-SAT best", f"{meta['time_limit_s']:g} s/inst, {meta['workers']} thread, hint {meta['hint']}",
+    rows.append(row("CP-SAT best", f"{meta['time_limit_s']:g} s/inst, {meta['workers']} thread, hint {meta['hint']}",
                      res["objective"], float(res["wall_time"].mean()), f"{how}; {statuses}"))
     model = "relaxed model (no deadhead)" if name == "fjagv" else "exact model"
-    bounds.append(_row("CP-SAT bound", f"proven, {model}", res["bound"], note="valid for every schedule"))
+    bounds.append(row("CP-SAT bound", f"proven, {model}", res["bound"], note="valid for every schedule"))
     return rows, bounds
-
-
-def paper_rows(name: str, regime: str) -> list[Row]:
-    return [
-        Row(f"paper: {method}", "relic.tex tab:generalization", None, mean, std, note="copied; paper's instances, ± over runs")
-        for method, (mean, std) in PAPER_GENERALIZATION[name][regime].items()
-    ]
 
 
 def format_table(name: str, regime: str, rows: Sequence[Row], bounds: Sequence[Row], paper: Sequence[Row]) -> str:
