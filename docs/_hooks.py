@@ -51,7 +51,11 @@ def benchmark_page(name: str) -> str:
     lines += [f"![A seed-team episode of {name}](../images/render/{name}.png)", "",
               f"Definitions and the decisions the paper leaves open: [{bench.family} family page]"
               f"({FAMILY_PAGE[bench.family]}); results: [{bench.family} results](../results/"
-              f"{RESULTS_PAGE[bench.family]}).", ""]
+              f"{RESULTS_PAGE[bench.family]}).", "",
+              "## Version history", "",
+              "| version | relic-envs | change |", "|---|---|---|",
+              f"| `relic/{name}-v0` | {relic_envs.__version__} | first release: Appendix {row.paper_section} of the paper "
+              "([changelog](../changelog.md)) |", ""]
     env.close()
     return "\n".join(lines)
 

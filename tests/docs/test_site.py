@@ -52,15 +52,12 @@ def test_home_page_shows_the_readmes_two_commands():
     assert fence.findall((ROOT / "docs" / "index.md").read_text())[:2] == readme
 
 
-def test_site_builds_strict(tmp_path):
-    pytest.importorskip("mkdocs")
-    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600,
-                         env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+def test_site_builds_strict(site_build):
+    site, out = site_build
     assert out.returncode == 0, out.stderr[-3000:]
-    pages = {p.parent.name for p in (tmp_path / "site" / "benchmarks").glob("*/index.html")}
+    pages = {p.parent.name for p in (site / "benchmarks").glob("*/index.html")}
     import relic_envs
 
     assert set(relic_envs.names()) <= pages  # one page per benchmark
-    dgc = (tmp_path / "site" / "benchmarks" / "dgc" / "index.html").read_text()
+    dgc = (site / "benchmarks" / "dgc" / "index.html").read_text()
     assert "relic/dgc-v0" in dgc and "select_values_A" in dgc and "dgc.png" in dgc

@@ -1,0 +1,154 @@
+"""The built site in a real headless browser: every benchmark page renders its facts table and picture.
+
+Debian's Chromium and ChromeDriver (``apt-get install chromium chromium-driver``; ``.ci/run``
+installs them) driven by Selenium. For every benchmark page the test checks that the facts
+table is there, that every picture loaded (``naturalWidth > 0``), that the browser logged no
+console error, and that every same-site link (page and ``#anchor``) resolves; it saves a
+full-page screenshot per page under ``$RELIC_SCREENSHOTS`` (default ``build/screenshots``,
+which git ignores). Links to other hosts are not followed: the test machine has no network.
+The checker itself is tested on a page with a broken picture, a script error and a dead link.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import relic_envs
+
+ROOT = Path(__file__).parents[2]
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+CHROMEDRIVER = shutil.which("chromedriver")
+SHOTS = Path(os.environ.get("RELIC_SCREENSHOTS", ROOT / "build" / "screenshots"))
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None,
+    reason="needs Chromium and ChromeDriver (Debian: apt-get install chromium chromium-driver; .ci/run does it)",
+)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep the test output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def serve():
+    """``serve(directory) -> base URL``: a static server on 127.0.0.1 per directory, stopped at the end."""
+    servers = []
+
+    def start(directory: Path) -> str:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(directory)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # The flags a root, offline machine needs: no sandbox (root), no GPU, and no background
+    # connections to Google's hosts (refused here, they would fill the log).
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1280,1600",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _status(url: str, cache: dict[str, str | None]) -> str | None:
+    """``None`` when ``url`` (a same-site page or page#anchor) resolves, else what is wrong."""
+    page, _, anchor = url.partition("#")
+    if page not in cache:
+        try:
+            with urllib.request.urlopen(page, timeout=10) as reply:
+                cache[page] = reply.read().decode("utf-8", "replace")
+        except urllib.error.URLError as exc:
+            cache[page] = None
+            return f"{page}: {exc}"
+    html = cache[page]
+    if html is None:
+        return f"{page}: unreachable"
+    if anchor and f'id="{urllib.parse.unquote(anchor)}"' not in html:
+        return f"{url}: no element with id {anchor!r}"
+    return None
+
+
+def page_problems(driver, url: str, cache: dict[str, str | None]) -> list[str]:
+    """Everything wrong with ``url`` as the browser shows it: console errors, pictures, same-site links."""
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.get(url)
+    problems = [f"console: {e['message']}" for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    for src, width in driver.execute_script(
+        "return Array.from(document.images, i => [i.currentSrc || i.src, i.complete ? i.naturalWidth : 0]);"
+    ):
+        if not width:
+            problems.append(f"picture did not load: {src}")
+    origin = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(url))
+    hrefs = driver.execute_script("return Array.from(document.querySelectorAll('a[href]'), a => a.href);")
+    for href in sorted(set(hrefs)):
+        if href.startswith(origin) and (problem := _status(href, cache)):
+            problems.append(f"broken link: {problem}")
+    return problems
+
+
+def test_every_benchmark_page_renders_its_facts_and_picture(site_build, serve, browser):
+    site, built = site_build
+    assert built.returncode == 0, built.stderr[-3000:]
+    base = serve(site)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    cache: dict[str, str | None] = {}
+    failures = {}
+    for name in relic_envs.names():
+        problems = page_problems(browser, f"{base}/benchmarks/{name}/", cache)
+        tables = browser.execute_script("return Array.from(document.querySelectorAll('article table'), t => t.innerText);")
+        if not any(f"relic/{name}-v0" in t for t in tables):
+            problems.append("no facts table naming the env id")
+        pictures = browser.execute_script("return Array.from(document.querySelectorAll('article img'), i => i.src);")
+        if not any(p.endswith(f"/images/render/{name}.png") for p in pictures):
+            problems.append(f"no seed-episode picture (pictures: {pictures})")
+        height = browser.execute_script("return document.documentElement.scrollHeight;")
+        browser.set_window_size(1280, min(max(int(height), 800), 12000))
+        browser.save_screenshot(str(SHOTS / f"{name}.png"))
+        browser.set_window_size(1280, 1600)
+        if problems:
+            failures[name] = problems
+    assert not failures, failures
+    assert len(list(SHOTS.glob("*.png"))) >= len(relic_envs.names())
+
+
+def test_the_checker_sees_a_broken_page(tmp_path, serve, browser):
+    (tmp_path / "ok.html").write_text('<p id="here">fine</p>')
+    (tmp_path / "broken.html").write_text(
+        '<html><body><img src="missing.png"><a href="ok.html#here">good</a><a href="ok.html#gone">bad anchor</a>'
+        '<a href="nowhere.html">dead</a><script>undefined_function();</script></body></html>'
+    )
+    problems = page_problems(browser, f"{serve(tmp_path)}/broken.html", {})
+    text = "\n".join(problems)
+    assert "undefined_function" in text  # the console error
+    assert "missing.png" in text  # the picture
+    assert "#gone" in text and "nowhere.html" in text  # both dead links
+    assert "#here" not in text  # and not the good one
