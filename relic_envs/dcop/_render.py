@@ -36,6 +36,7 @@ from relic_envs.core._draw import (
     ROLE_COLORS,
     ROLE_MARKERS,
     Panel,
+    bars,
     nice_axis,
     objective_title,
     role_key,
@@ -398,12 +399,12 @@ def _shds_state(ax, ep: SweepEpisode) -> list[str]:
     bar_w, bottom = upper.scale_x(0.8), np.zeros(sim.N_SLOTS)
     for r, role in enumerate(ROLES):
         end = np.minimum(bottom + by_role[r], top)
-        _bars(ax, upper.x(slots + 0.1), upper.y(np.minimum(bottom, top)), bar_w, upper.y(end) - upper.y(np.minimum(bottom, top)),
+        bars(ax, upper.x(slots + 0.1), upper.y(np.minimum(bottom, top)), bar_w, upper.y(end) - upper.y(np.minimum(bottom, top)),
               facecolors=ROLE_COLORS[role], edgecolors="white", linewidths=0.3, zorder=2)
         bottom = bottom + by_role[r]
     over = load > cap
     hi = np.minimum(load, top)[over]
-    _bars(ax, upper.x(slots[over] + 0.1), upper.y(cap[over]), bar_w, upper.y(hi) - upper.y(cap[over]),
+    bars(ax, upper.x(slots[over] + 0.1), upper.y(cap[over]), bar_w, upper.y(hi) - upper.y(cap[over]),
           facecolors="none", edgecolors=BAD, hatch="////", linewidths=1.0, zorder=3)
     preferred = _load(inst, inst.pref_start)  # drawn over the bars, so not in the static background
     ax.step(upper.x(edges), upper.y(np.r_[cap, cap[-1]]), where="post", color="black", linestyle="--", linewidth=1.3,
@@ -415,17 +416,6 @@ def _shds_state(ax, ep: SweepEpisode) -> list[str]:
     overload = float(np.maximum(0.0, load - cap).sum())
     return [f"energy cost: {energy:.1f}", f"preference cost: {preference:.0f}",
             f"overload: {overload:.2f} kW \u00d7 {sim.OVERLOAD_COST:g}"]
-
-
-def _bars(ax, left: np.ndarray, bottom: np.ndarray, width: float, height: np.ndarray, **style) -> None:
-    """Rectangles as one collection (``ax.bar`` makes an artist per bar, several times slower to draw)."""
-    from matplotlib.collections import PolyCollection
-
-    left, bottom, height = np.broadcast_arrays(np.asarray(left, float), np.asarray(bottom, float), np.asarray(height, float))
-    right, top = left + width, bottom + height
-    verts = np.stack([np.stack([left, bottom], -1), np.stack([right, bottom], -1), np.stack([right, top], -1),
-                      np.stack([left, top], -1)], axis=1)
-    ax.add_collection(PolyCollection(verts, **style))
 
 
 Drawer = Callable[[object, SweepEpisode], object]
