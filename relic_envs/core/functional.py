@@ -63,9 +63,12 @@ from relic_envs.core.instance import Instance
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 #: benchmark name -> module that defines ``make_functional(name, interface)``.
-_FAMILY_MODULES = dict.fromkeys(("dgc", "dimes", "sensor_dcsp", "shds"), "relic_envs.dcop.functional")
+_FAMILY_MODULES = {
+    **dict.fromkeys(("dgc", "dimes", "sensor_dcsp", "shds"), "relic_envs.dcop.functional"),
+    **dict.fromkeys(("mapp_pc", "mapp_ar", "mapp_ds"), "relic_envs.mapp.functional"),
+}
 #: Benchmarks whose functional env is not built yet (their batch evaluators exist: ``<family>.jax_eval``).
-_NOT_YET = ("mapp_pc", "mapp_ar", "mapp_ds", "mas_jd", "mas_st", "mas_fs", "hmtsp", "fstsp", "fjagv", "mrcps")
+_NOT_YET = ("mas_jd", "mas_st", "mas_fs", "hmtsp", "fstsp", "fjagv", "mrcps")
 
 
 class FunctionalEnv(abc.ABC):
@@ -91,6 +94,27 @@ class FunctionalEnv(abc.ABC):
         return f"<{type(self).__name__} {self.name} ({self.interface})>"
 
 
+def leaf_dtypes(space) -> Any:
+    """The numpy dtype of every leaf of a (nested) ``gymnasium.spaces.Dict``, as the same nesting of dicts.
+
+    Observation dtypes do not depend on the instance size, so a functional env reads them
+    once from any instance's spaces and casts its observations with :func:`cast_leaves`.
+    """
+    sub = getattr(space, "spaces", None)
+    if isinstance(sub, dict):
+        return {k: leaf_dtypes(v) for k, v in sub.items()}
+    return space.dtype
+
+
+def cast_leaves(obs: Any, dtypes: Any) -> Any:
+    """``obs`` with every leaf a JAX array of the dtype :func:`leaf_dtypes` gives for it."""
+    import jax.numpy as jnp
+
+    if isinstance(dtypes, dict):
+        return {k: cast_leaves(obs[k], d) for k, d in dtypes.items()}
+    return jnp.asarray(obs).astype(dtypes)
+
+
 def make(name: str, interface: str = "paper") -> FunctionalEnv:
     """The functional env of benchmark ``name`` (needs the ``jax`` extra)."""
     if name in _NOT_YET:
@@ -113,7 +137,7 @@ def make(name: str, interface: str = "paper") -> FunctionalEnv:
 
 def assert_parity(
     fenv: FunctionalEnv, instance: Instance, rng, *, invalid_rate: float = 0.1, max_steps: int | None = None,
-    float_tol: float = 0.0,
+    float_tol: float = 0.0, reward_tol: float | None = None,
 ) -> int:
     """Play one episode of ``instance`` in the numpy env and in ``fenv`` side by side; raise on any difference.
 
@@ -127,7 +151,8 @@ def assert_parity(
     ``info["invalid"]``. Integer leaves must be equal; float leaves and rewards equal too,
     or within ``float_tol * (1 + |numpy value|)`` where a benchmark's costs are float sums
     that XLA adds in another order than numpy (the last bits differ; the actions taken
-    from them, and so the episode, do not). Returns the number of steps played.
+    from them, and so the episode, do not); rewards within ``reward_tol`` (default
+    ``float_tol``) by the same rule. Returns the number of steps played.
     """
     import jax
     import numpy as np
@@ -150,7 +175,7 @@ def assert_parity(
         obs_j, state, reward, done, info = step_fn(key, state, {r: np.asarray(a) for r, a in actions.items()}, params)
         _assert_obs_equal(obs_np, obs_j, step=t, tol=float_tol)
         role = next(iter(rewards))
-        if not _close(float(reward), rewards[role], float_tol):
+        if not _close(float(reward), rewards[role], float_tol if reward_tol is None else reward_tol):
             raise AssertionError(f"step {t}: reward {float(reward)!r} != numpy {rewards[role]!r}")
         if bool(done) != (terms[role] or truncs[role]):
             raise AssertionError(f"step {t}: done {bool(done)} != numpy {terms[role] or truncs[role]}")

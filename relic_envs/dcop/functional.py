@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
-from relic_envs.core.functional import FunctionalEnv
+from relic_envs.core.functional import FunctionalEnv, cast_leaves, leaf_dtypes
 from relic_envs.core.instance import Instance
 from relic_envs.core.registry import get_benchmark
 from relic_envs.dcop import _jax_sweep as js
@@ -50,8 +50,7 @@ class DCOPFunctionalEnv(FunctionalEnv):
         self._problem = self._module.PROBLEM
         # Leaf dtypes of each role's observation: the same for every instance size.
         reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
-        self._dtypes = {r: {k: s.dtype for k, s in self.benchmark.observation_space(r, reference, interface).spaces.items()}
-                        for r in ROLES}
+        self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
         for instance in instances:
@@ -65,8 +64,7 @@ class DCOPFunctionalEnv(FunctionalEnv):
         landscape = self._problem.landscape(params, sweep.x)
         obs = {}
         for role in ROLES:
-            raw = js.observe(self._problem, params, sweep, role, landscape)
-            obs[role] = {k: jnp.asarray(v).astype(self._dtypes[role][k]) for k, v in raw.items()}
+            obs[role] = cast_leaves(js.observe(self._problem, params, sweep, role, landscape), self._dtypes[role])
         return obs
 
     def reset(self, key, params):

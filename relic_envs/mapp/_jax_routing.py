@@ -208,9 +208,13 @@ def admit(problem: JaxRoutingProblem, data: Mapping[str, Any], state: JState, k:
     return jnp.where(ok, jc, 0), ok
 
 
-def step(problem: JaxRoutingProblem, data: Mapping[str, Any], state: JState, actions: Mapping[str, Any]):
+def step(problem: JaxRoutingProblem, data: Mapping[str, Any], state: JState, actions: Mapping[str, Any], wait=None):
     """One decision epoch; returns ``(new state, moves)`` with ``moves`` (3,) the node each
-    live agent appended to its route (-1 for an agent already home)."""
+    live agent appended to its route (-1 for an agent already home or waiting).
+
+    ``wait`` (optional, (3,) bool): agents that hold their position this epoch (the env's
+    ``WAIT``: the functional env's answer to a refused action); the evaluator has none.
+    """
     dist = data["dist"]
     pos, budget, home, visited, dyn = state.pos, state.budget, state.home, state.visited, state.dyn
     landing = state.t + 1
@@ -218,7 +222,7 @@ def step(problem: JaxRoutingProblem, data: Mapping[str, Any], state: JState, act
     for k, role in enumerate(ROLES):  # deterministic rollout order A, B, C
         s = JState(pos, budget, home, visited, state.t, dyn)
         node, ok = admit(problem, data, s, k, as_node(role, actions[role]))
-        live = ~home[k]
+        live = ~home[k] if wait is None else ~home[k] & ~wait[k]
         cur = pos[k]
         budget = budget.at[k].set(jnp.where(live, budget[k] - dist[cur, node], budget[k]))
         pos = pos.at[k].set(jnp.where(live, node, cur))

@@ -95,5 +95,5 @@ def test_make_names_the_families_and_rejects_unknown_names():
 
 
 def test_families_without_a_functional_env_say_so():
-    with pytest.raises(NotImplementedError, match="no functional JAX env for 'mapp_pc' yet"):
-        make("mapp_pc")
+    with pytest.raises(NotImplementedError, match="no functional JAX env for 'mas_jd' yet"):
+        make("mas_jd")
