@@ -20,9 +20,12 @@ from typing import Any
 import relic_envs
 from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
+from relic_learner.llm.ratelimit import RateLimiter
 from relic_learner.runlog import atomic_write
+from relic_learner.stream import run_client
 
 RESULT = "result.json"
+LLM_CACHE = "llm_cache"  # the grid's response cache, under OUT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,9 +57,13 @@ class CellResult:
     objective: dict[str, float]  # test size -> mean raw objective of the final team
     per_instance: dict[str, list[float]]
     calls: dict[str, int]  # logical LLM calls by purpose
-    tokens: int
+    tokens: int  # prompt + completion tokens the endpoint reported for this cell's calls (0 offline; cache hits cost none)
     seconds: float  # wall time of the search and the test evaluation, this attempt only
     skipped: bool = False  # finished before this invocation
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 0  # HTTP requests, retries included (cache hits are none)
+    cache_hits: int = 0
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -66,28 +73,46 @@ class CellResult:
     @classmethod
     def from_json(cls, data: dict[str, Any], *, skipped: bool = False) -> CellResult:
         return cls(Cell(**data["cell"]), data["objective"], data["per_instance"], data["calls"], data["tokens"],
-                   data["seconds"], skipped)
+                   data["seconds"], skipped, data.get("prompt_tokens", 0), data.get("completion_tokens", 0),
+                   data.get("attempts", 0), data.get("cache_hits", 0))
 
 
-def _search(cell: Cell, path: Path):
-    """The cell's search, resumed from its checkpoint when there is one."""
-    resume = (path / "checkpoint.pkl").exists()
+def _config(cell: Cell):
+    """The search config of a new cell (RELIC's or the comparator's)."""
+    common = dict(env=cell.env, interface=cell.interface, llm=cell.llm, base_url=cell.base_url,
+                  batches=cell.batches, proposals=cell.proposals, seed=cell.seed, workers=1)
     if cell.method == "relic":
-        from relic_learner.relic import Relic, RelicConfig
+        from relic_learner.relic import RelicConfig
 
-        if resume:
-            return Relic.resume(path)
-        return Relic(RelicConfig(env=cell.env, interface=cell.interface, llm=cell.llm, base_url=cell.base_url,
-                                 batches=cell.batches, proposals=cell.proposals, seed=cell.seed,
-                                 ablation=cell.ablation, communication=cell.communication, workers=1), path)
-    from baselines.ahd import SearchConfig, method
+        return RelicConfig(ablation=cell.ablation, communication=cell.communication, **common)
+    from baselines.ahd import SearchConfig
 
-    search_class = method(cell.method)
-    if resume:
-        return search_class.resume(path)
-    return search_class(SearchConfig(method=cell.method, env=cell.env, interface=cell.interface, llm=cell.llm,
-                                     base_url=cell.base_url, batches=cell.batches, proposals=cell.proposals,
-                                     seed=cell.seed, workers=1), path)
+    return SearchConfig(method=cell.method, **common)
+
+
+def _search_class(cell: Cell):
+    if cell.method == "relic":
+        from relic_learner.relic import Relic
+
+        return Relic
+    from baselines.ahd import method
+
+    return method(cell.method)
+
+
+def _search(cell: Cell, path: Path, out: Path, rate_limiter: RateLimiter | None):
+    """The cell's search, resumed from its checkpoint when there is one.
+
+    The openai backend's response cache is the grid's (``OUT/llm_cache``, shared by every
+    cell: a rerun costs no calls however its run directories were lost) and every call
+    waits for the grid's ``rate_limiter``.
+    """
+    config = _config(cell)
+    llm = run_client(config, path, cache_dir=out / LLM_CACHE, rate_limiter=rate_limiter)
+    search_class = _search_class(cell)
+    if (path / "checkpoint.pkl").exists():
+        return search_class.resume(path, llm=llm)
+    return search_class(config, path, llm=llm)
 
 
 def test_objectives(env: str, interface: str, team: dict[str, str]) -> dict[str, list[float]]:
@@ -111,7 +136,7 @@ def load_result(cell: Cell, out: str | Path) -> CellResult | None:
     return CellResult.from_json(json.loads(path.read_text()), skipped=True)
 
 
-def run_cell(cell: Cell, out: str | Path) -> CellResult:
+def run_cell(cell: Cell, out: str | Path, *, rate_limiter: RateLimiter | None = None) -> CellResult:
     """Run (or resume, or skip) one cell; return its result."""
     done = load_result(cell, out)
     if done is not None:
@@ -120,14 +145,16 @@ def run_cell(cell: Cell, out: str | Path) -> CellResult:
     path.mkdir(parents=True, exist_ok=True)
     (path / "worker.pid").write_text(str(os.getpid()))  # which process runs the cell (tests kill it)
     start = time.perf_counter()
-    search = _search(cell, path)
+    search = _search(cell, path, Path(out), rate_limiter)
     team = search.learn()
     per_instance = test_objectives(cell.env, cell.interface, team)
     ledger = search.llm.ledger.snapshot()
     result = CellResult(
         cell, {s: float(sum(v) / len(v)) for s, v in per_instance.items()}, per_instance,
         dict(ledger["calls"]), int(ledger.get("prompt_tokens", 0) + ledger.get("completion_tokens", 0)),
-        time.perf_counter() - start,
+        time.perf_counter() - start, prompt_tokens=int(ledger.get("prompt_tokens", 0)),
+        completion_tokens=int(ledger.get("completion_tokens", 0)), attempts=int(ledger.get("attempts", 0)),
+        cache_hits=int(ledger.get("cache_hits", 0)),
     )
     atomic_write(path / RESULT, json.dumps(result.to_json(), indent=2).encode())
     return result

@@ -3,7 +3,8 @@
     relic-grid run grids/dcop-main.toml --out runs/dcop-main [--workers 2]
     relic-grid run grids/dcop-main.toml --out runs/dcop-main --backend ray --address auto
     relic-grid run grids/dcop-main.toml --out runs/dcop-main --dry-run
-    relic-grid table runs/dcop-main [--format md|csv|tex]
+    relic-grid table runs/dcop-main [--format md|csv|tex] [--classical] [--solver] [--paper]
+    relic-grid usage runs/dcop-main [--usd-per-mtok-in 0.15 --usd-per-mtok-out 0.60]
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from relic_envs.errors import InvalidConfig, RelicError
 from relic_experiments.cell import Cell, load_result
@@ -59,6 +62,44 @@ def _results(out: str):
     return [r for c in spec.cells() if (r := load_result(c, out)) is not None], spec
 
 
+def _references(results, out: str, *, classical: bool, solver: bool, paper: bool) -> list:
+    from relic_experiments import references
+
+    envs = list(dict.fromkeys((r.cell.env, r.cell.interface) for r in results))
+    refs = []
+    if classical:
+        refs += references.classical(envs, out)
+    if solver:
+        refs += references.solver(envs)
+    if paper:
+        refs += references.paper(envs)
+    return refs
+
+
+def usage_table(results, usd_in: float | None, usd_out: float | None) -> str:
+    """Per cell: logical calls, HTTP requests, cache hits, tokens (from the API's usage fields), cost, seconds."""
+    priced = usd_in is not None and usd_out is not None
+    head = f"{'cell':<40} {'calls':>6} {'requests':>8} {'cached':>6} {'prompt tok':>11} {'compl. tok':>11}"
+    head += f" {'USD':>9}" if priced else ""
+    lines = [head + f" {'seconds':>8}"]
+    totals = np.zeros(6)
+    for r in results:
+        calls = sum(r.calls.values())
+        usd = (r.prompt_tokens * usd_in + r.completion_tokens * usd_out) / 1e6 if priced else 0.0
+        row = np.array([calls, r.attempts, r.cache_hits, r.prompt_tokens, r.completion_tokens, usd])
+        totals += row
+        line = f"{r.cell.key:<40} {calls:>6} {r.attempts:>8} {r.cache_hits:>6} {r.prompt_tokens:>11} {r.completion_tokens:>11}"
+        line += f" {usd:>9.4f}" if priced else ""
+        lines.append(line + f" {r.seconds:>8.1f}")
+    line = f"{'total (' + str(len(results)) + ' cells)':<40} " + " ".join(
+        f"{int(v):>{w}}" for v, w in zip(totals[:5], (6, 8, 6, 11, 11)))
+    line += f" {totals[5]:>9.4f}" if priced else ""
+    lines.append(line + f" {sum(r.seconds for r in results):>8.1f}")
+    if not priced:
+        lines.append("(give --usd-per-mtok-in and --usd-per-mtok-out for the cost column)")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="relic-grid", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -75,6 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.add_argument("out")
     table.add_argument("--format", choices=sorted(FORMATS), default="md")
     table.add_argument("--plot", default=None, help="also save a bar chart per column to this PNG file")
+    table.add_argument("--classical", action="store_true",
+                       help="add each family's classical rows, played on the same test instances (cached in OUT)")
+    table.add_argument("--solver", action="store_true", help="add the cached CP-SAT / OR-Tools references")
+    table.add_argument("--paper", action="store_true", help="add the paper's own numbers, labelled as theirs")
+    usage = sub.add_parser("usage", help="LLM calls, requests, tokens, cost and wall time per finished cell")
+    usage.add_argument("out")
+    usage.add_argument("--usd-per-mtok-in", type=float, default=None, help="price of a million prompt tokens")
+    usage.add_argument("--usd-per-mtok-out", type=float, default=None, help="price of a million completion tokens")
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
@@ -90,9 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(results) < total:
             print(f"note: {total - len(results)} of {total} cells are not finished; the table shows the others",
                   file=sys.stderr)
-        sys.stdout.write(FORMATS[args.format](results))
+        if args.command == "usage":
+            sys.stdout.write(usage_table(results, args.usd_per_mtok_in, args.usd_per_mtok_out))
+            return 0
+        refs = _references(results, args.out, classical=args.classical, solver=args.solver, paper=args.paper)
+        sys.stdout.write(FORMATS[args.format](results, refs))
         if args.plot:
-            bar_chart(results, args.plot)
+            bar_chart(results, args.plot, refs)
             print(f"bar chart: {args.plot}", file=sys.stderr)
         return 0
     except RelicError as exc:

@@ -39,8 +39,8 @@ class GridReport:
         return "\n".join(lines)
 
 
-def _attempt(cell: Cell, out: str) -> CellResult:
-    return run_cell(cell, out)
+def _attempt(cell: Cell, out: str, rate_limiter=None) -> CellResult:
+    return run_cell(cell, out, rate_limiter=rate_limiter)
 
 
 def write_spec(spec: GridSpec, out: str | Path) -> None:
@@ -60,6 +60,7 @@ def run_grid(spec: GridSpec, out: str | Path, *, backend: str = "local", workers
     cells = list(spec.cells() if cells is None else cells)
     done = {c.key: r for c in cells if (r := load_result(c, out)) is not None}
     todo = [c for c in cells if c.key not in done]
+    limiter = spec.rate_limiter(out)
     bar = tqdm(total=len(cells), initial=len(done), desc=spec.name, disable=not progress)
     results, failures = list(done.values()), []
 
@@ -72,18 +73,18 @@ def run_grid(spec: GridSpec, out: str | Path, *, backend: str = "local", workers
 
     if backend == "local":
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_attempt, c, str(out)): c for c in todo}
+            futures = {pool.submit(_attempt, c, str(out), limiter): c for c in todo}
             for future in as_completed(futures):
                 record(futures[future], future.result)
     else:
-        _run_on_ray(todo, str(out), address, record)
+        _run_on_ray(todo, str(out), address, record, limiter)
     bar.close()
     order = {c.key: k for k, c in enumerate(cells)}
     results.sort(key=lambda r: order[r.cell.key])
     return GridReport(results, failures)
 
 
-def _run_on_ray(cells: list[Cell], out: str, address: str | None, record) -> None:
+def _run_on_ray(cells: list[Cell], out: str, address: str | None, record, limiter) -> None:
     try:
         import ray
     except ImportError:
@@ -91,7 +92,7 @@ def _run_on_ray(cells: list[Cell], out: str, address: str | None, record) -> Non
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     remote = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(_attempt)
-    refs = {remote.remote(c, out): c for c in cells}
+    refs = {remote.remote(c, out, limiter): c for c in cells}
     pending = list(refs)
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)

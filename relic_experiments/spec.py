@@ -8,7 +8,8 @@ Example (TOML)::
     seeds = [0, 1, 2]
     llm = "offline"            # or "openai:gpt-4o-mini" (key from OPENAI_API_KEY)
     # optional: interfaces = ["paper"], base_url = "...", batches = 5, proposals = 10,
-    #           ablation = "none", communication = "full"   (RELIC cells only)
+    #           ablation = "none", communication = "full"   (RELIC cells only),
+    #           rpm = 500, tpm = 200000   (one limit for all cells: requests/tokens per minute)
 
 Every combination is one :class:`~relic_experiments.cell.Cell`. Unknown keys and bad
 values raise :class:`~relic_envs.errors.InvalidConfig` naming the key.
@@ -52,6 +53,9 @@ class GridSpec:
     proposals: int = 10
     ablation: str = "none"
     communication: str = "full"
+    rpm: int | None = None  # the whole grid's LLM requests per minute (every cell, every node)
+    tpm: int | None = None  # and tokens per minute
+    rate_window_s: float = 60.0  # the window rpm and tpm count in (60 s: per minute; tests use shorter ones)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -72,8 +76,23 @@ class GridSpec:
                 raise InvalidConfig(f"{key} must be a positive int, got {value!r}")
         if self.batches > 5:
             raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
+        for key in ("rpm", "tpm"):
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise InvalidConfig(f"{key} must be a positive int (per minute), got {value!r}")
+        if isinstance(self.rate_window_s, bool) or not isinstance(self.rate_window_s, int | float) \
+                or not self.rate_window_s > 0:
+            raise InvalidConfig(f"rate_window_s must be a number of seconds > 0, got {self.rate_window_s!r}")
         if not (self.llm == "offline" or self.llm.startswith("openai:")):
             raise InvalidConfig(f"llm must be 'offline' or 'openai:MODEL', got {self.llm!r}")
+
+    def rate_limiter(self, out: str | Path):
+        """The grid's shared :class:`~relic_learner.llm.ratelimit.RateLimiter` (``OUT/llm_rate.json``), or None."""
+        if self.rpm is None and self.tpm is None:
+            return None
+        from relic_learner.llm.ratelimit import RateLimiter
+
+        return RateLimiter(Path(out) / "llm_rate.json", rpm=self.rpm, tpm=self.tpm, window_s=self.rate_window_s)
 
     def cells(self) -> list:
         """Every cell of the grid, in a fixed order (method, env, interface, seed)."""

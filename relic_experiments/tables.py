@@ -6,17 +6,23 @@ the independent runs (numpy ``std``, ``ddof=0``, over the run means); the gap of
 ``100 (m - m*) / (|m*| + eps)`` for a minimised column and ``100 (m* - m) / (|m*| + eps)``
 for a maximised one, ``m*`` the best mean of the column; the best is in bold. Columns are
 ``<env>/<test size>`` (the interface is added when a grid has more than one).
+
+Reference rows (:mod:`relic_experiments.references`: classical, solver, the paper's) are
+printed after the grid's rows; they never count as the column's best, and their gap is
+to the best of the grid's rows (negative when they beat it).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Sequence
 
 import numpy as np
 
 import relic_envs
 from relic_experiments.cell import CellResult
+from relic_experiments.references import Reference
 
 EPS = 1e-12
 
@@ -28,33 +34,50 @@ class Entry:
     runs: int
     gap: float = float("nan")
     best: bool = False
+    reference: bool = False
 
 
-def aggregate(results: list[CellResult]) -> tuple[list[str], list[str], dict[tuple[str, str], Entry]]:
-    """``(rows, columns, entries)``: rows are methods, columns env/size, entries keyed (row, column)."""
+def aggregate(results: list[CellResult], references: Sequence[Reference] = ()) -> tuple[
+        list[str], list[str], dict[tuple[str, str], Entry]]:
+    """``(rows, columns, entries)``: rows are methods (then references), columns env/size, entries keyed (row, column)."""
     interfaces = {r.cell.interface for r in results}
+
+    def column_of(env: str, size: str, interface: str) -> str:
+        return f"{env}/{size}" + (f"/{interface}" if len(interfaces) > 1 else "")
+
     runs: dict[tuple[str, str], list[float]] = defaultdict(list)
     minimize: dict[str, bool] = {}
     for r in results:
         for size, value in r.objective.items():
-            column = f"{r.cell.env}/{size}" + (f"/{r.cell.interface}" if len(interfaces) > 1 else "")
+            column = column_of(r.cell.env, size, r.cell.interface)
             runs[(r.cell.method, column)].append(value)
             minimize[column] = relic_envs.get_benchmark(r.cell.env).minimize
     rows = list(dict.fromkeys(r.cell.method for r in results))
     columns = list(dict.fromkeys(c for _, c in runs))
     entries = {}
+    best: dict[str, float] = {}
     for column in columns:
         means = {row: float(np.mean(runs[(row, column)])) for row in rows if (row, column) in runs}
-        best = (min if minimize[column] else max)(means.values())
+        best[column] = (min if minimize[column] else max)(means.values())
         for row, mean in means.items():
-            gap = (mean - best if minimize[column] else best - mean) / (abs(best) + EPS) * 100
             entries[(row, column)] = Entry(mean, float(np.std(runs[(row, column)])), len(runs[(row, column)]),
-                                           gap, mean == best)
+                                           _gap(mean, best[column], minimize[column]), mean == best[column])
+    for ref in references:
+        shown = {column_of(*key): value for key, value in ref.values.items() if column_of(*key) in best}
+        if not shown:
+            continue
+        rows.append(ref.label)
+        for column, (mean, std, n) in shown.items():
+            entries[(ref.label, column)] = Entry(mean, std, n, _gap(mean, best[column], minimize[column]), False, True)
     return rows, columns, entries
 
 
-def markdown(results: list[CellResult]) -> str:
-    rows, columns, entries = aggregate(results)
+def _gap(mean: float, best: float, minimize: bool) -> float:
+    return (mean - best if minimize else best - mean) / (abs(best) + EPS) * 100
+
+
+def markdown(results: list[CellResult], references: Sequence[Reference] = ()) -> str:
+    rows, columns, entries = aggregate(results, references)
     arrows = {c: "↓" if relic_envs.get_benchmark(c.split("/")[0]).minimize else "↑" for c in columns}
     lines = ["| method | " + " | ".join(f"{c} {arrows[c]} | gap" for c in columns) + " |",
              "|---|" + "---|---|" * len(columns)]
@@ -65,24 +88,27 @@ def markdown(results: list[CellResult]) -> str:
             if e is None:
                 cells += ["-", "-"]
                 continue
-            text, gap = f"{e.mean:.6g} ± {e.std:.3g}", f"{e.gap:.2f}%"
+            text = f"{e.mean:.6g} ± {e.std:.3g}" if e.runs > 1 or not e.reference else f"{e.mean:.6g}"
+            gap = f"{e.gap:.2f}%"
             cells += [f"**{text}**", f"**{gap}**"] if e.best else [text, gap]
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        label = f"*{row}*" if any(entries.get((row, c), Entry(0, 0, 0)).reference for c in columns) else row
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def csv(results: list[CellResult]) -> str:
-    rows, columns, entries = aggregate(results)
-    lines = ["method,column,mean,std,runs,gap_percent,best"]
+def csv(results: list[CellResult], references: Sequence[Reference] = ()) -> str:
+    rows, columns, entries = aggregate(results, references)
+    lines = ["method,column,mean,std,runs,gap_percent,best,reference"]
     for row in rows:
         for c in columns:
             if (e := entries.get((row, c))) is not None:
-                lines.append(f"{row},{c},{e.mean!r},{e.std!r},{e.runs},{e.gap!r},{int(e.best)}")
+                label = f'"{row}"' if "," in row else row
+                lines.append(f"{label},{c},{e.mean!r},{e.std!r},{e.runs},{e.gap!r},{int(e.best)},{int(e.reference)}")
     return "\n".join(lines) + "\n"
 
 
-def latex(results: list[CellResult]) -> str:
-    rows, columns, entries = aggregate(results)
+def latex(results: list[CellResult], references: Sequence[Reference] = ()) -> str:
+    rows, columns, entries = aggregate(results, references)
     heads = [c.replace("_", r"\_") for c in columns]
     out = [r"\begin{tabular}{|l|" + "ll|" * len(columns) + "}", r"\hline",
            "Method & " + " & ".join(rf"\multicolumn{{2}}{{l|}}{{{h}}}" for h in heads) + r" \\", r"\hline"]
@@ -93,7 +119,8 @@ def latex(results: list[CellResult]) -> str:
             if e is None:
                 cells += ["-", "-"]
                 continue
-            text, gap = rf"{e.mean:.6g} $\pm$ {e.std:.3g}", rf"{e.gap:.2f}\%"
+            text = rf"{e.mean:.6g} $\pm$ {e.std:.3g}" if e.runs > 1 or not e.reference else f"{e.mean:.6g}"
+            gap = rf"{e.gap:.2f}\%"
             cells += [rf"\textbf{{{text}}}", rf"\textbf{{{gap}}}"] if e.best else [text, gap]
         out.append(row.replace("_", r"\_") + " & " + " & ".join(cells) + r" \\")
     out += [r"\hline", r"\end{tabular}"]
@@ -103,18 +130,20 @@ def latex(results: list[CellResult]) -> str:
 FORMATS = {"md": markdown, "csv": csv, "tex": latex}
 
 
-def bar_chart(results: list[CellResult], path) -> None:
-    """One panel per column: each method's mean with its std over runs as an error bar (needs matplotlib)."""
+def bar_chart(results: list[CellResult], path, references: Sequence[Reference] = ()) -> None:
+    """One panel per column: each method's mean with its std over runs as an error bar (needs matplotlib);
+    reference rows in grey."""
     from matplotlib.figure import Figure
 
-    rows, columns, entries = aggregate(results)
+    rows, columns, entries = aggregate(results, references)
     fig = Figure(figsize=(max(4.0, 3.2 * len(columns)), 3.4))
     axes = fig.subplots(1, len(columns), squeeze=False)[0]
     for ax, column in zip(axes, columns):
         present = [r for r in rows if (r, column) in entries]
         means = [entries[(r, column)].mean for r in present]
         stds = [entries[(r, column)].std for r in present]
-        colors = ["#d62728" if entries[(r, column)].best else "#1f77b4" for r in present]
+        colors = ["#d62728" if entries[(r, column)].best else "#999999" if entries[(r, column)].reference
+                  else "#1f77b4" for r in present]
         ax.bar(range(len(present)), means, yerr=stds, color=colors, capsize=3)
         ax.set_xticks(range(len(present)), present, rotation=45, ha="right", fontsize=7)
         arrow = "lower is better" if relic_envs.get_benchmark(column.split("/")[0]).minimize else "higher is better"

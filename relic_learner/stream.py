@@ -25,6 +25,23 @@ from relic_learner.batches import Batch, mixed_batch
 from relic_learner.llm import LLMClient, make_client
 from relic_learner.runlog import RunDir
 
+
+def run_client(config: Any, run_path: str | Path, *, cache_dir: str | Path | None = None,
+               rate_limiter: Any = None) -> LLMClient:
+    """The LLM client a run's ``config`` asks for (``llm``, ``base_url``, ``temperature``, ``seed``).
+
+    The openai backend caches responses in ``run_path/llm_cache`` unless ``cache_dir``
+    names another (a grid shares one among its cells) and waits for ``rate_limiter``
+    when given; the offline backend is seeded with the run seed.
+    """
+    spec = config.llm
+    if spec.startswith("openai:"):
+        return make_client(spec, base_url=config.base_url, temperature=config.temperature,
+                           cache_dir=str(cache_dir if cache_dir is not None else Path(run_path) / "llm_cache"),
+                           rate_limiter=rate_limiter)
+    return make_client(spec, seed=config.seed) if spec == "offline" else make_client(spec)
+
+
 PHASES = ("start", "propose", "knowledge", "done")  # a batch: start -> propose ... -> knowledge; then the next
 
 
@@ -43,11 +60,7 @@ class StreamLoop:
         return cls(config, out, _state=run.load_checkpoint(), **kw)
 
     def _make_llm(self) -> LLMClient:
-        spec = self.config.llm
-        if spec.startswith("openai:"):
-            return make_client(spec, base_url=self.config.base_url, temperature=self.config.temperature,
-                               cache_dir=str(self.run.path / "llm_cache"))
-        return make_client(spec, seed=self.config.seed) if spec == "offline" else make_client(spec)
+        return run_client(self.config, self.run.path)
 
     def learn(self) -> dict[str, str]:
         """Run (or finish) the search; return the final team as role -> source."""

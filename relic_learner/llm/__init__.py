@@ -5,7 +5,8 @@ logical-call accounting by purpose (proposal vs auxiliary, Appendix D.4) in a
 :class:`CallLedger`. Backends:
 
 - :class:`OpenAIClient`: any OpenAI-compatible endpoint, key from the environment,
-  bounded and logged retries, optional on-disk :class:`ResponseCache`;
+  bounded and logged retries, optional on-disk :class:`ResponseCache` and a
+  :class:`RateLimiter` shared by many clients (a grid's cells);
 - :class:`OfflineClient`: no endpoint; AST mutation of the parent program. It is not
   an LLM and says so.
 
@@ -26,6 +27,7 @@ from relic_learner.llm.factory import make_client
 from relic_learner.llm.ledger import CallLedger
 from relic_learner.llm.offline import OfflineClient
 from relic_learner.llm.openai_backend import OpenAIClient
+from relic_learner.llm.ratelimit import RateLimiter
 
 __all__ = [
     "AUXILIARY",
@@ -38,6 +40,7 @@ __all__ = [
     "LLMClient",
     "OfflineClient",
     "OpenAIClient",
+    "RateLimiter",
     "ResponseCache",
     "make_client",
 ]

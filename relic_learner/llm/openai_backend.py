@@ -44,6 +44,7 @@ from relic_learner.llm.base import Completion, LLMCallFailed
 from relic_learner.llm.cache import ResponseCache
 from relic_learner.llm.client import LLMClient
 from relic_learner.llm.ledger import CallLedger
+from relic_learner.llm.ratelimit import RateLimiter, estimate_tokens
 
 try:
     import openai
@@ -97,6 +98,10 @@ class OpenAIClient(LLMClient):
         Where retries and failures are logged; default ``relic_learner.llm.openai``.
     ledger:
         A ledger to count into (e.g. restored from a checkpoint); default a fresh one.
+    rate_limiter:
+        A :class:`~relic_learner.llm.ratelimit.RateLimiter` shared with other clients
+        (e.g. every cell of a grid); every HTTP attempt waits for its turn. Cache hits
+        are free. ``None``: no limit of ours (the endpoint's 429s are still honoured).
 
     Raises
     ------
@@ -122,6 +127,7 @@ class OpenAIClient(LLMClient):
         cache_dir: str | os.PathLike[str] | None = None,
         logger: logging.Logger | None = None,
         ledger: CallLedger | None = None,
+        rate_limiter: RateLimiter | None = None,
     ):
         super().__init__(ledger=ledger)
         if openai is None:
@@ -149,6 +155,7 @@ class OpenAIClient(LLMClient):
         self.backoff_s = float(backoff_s)
         self.backoff_max_s = float(backoff_max_s)
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.rate_limiter = rate_limiter
         self.log = logger if logger is not None else logging.getLogger(DEFAULT_LOGGER)
         self._jitter = random.Random()  # back-off jitter only; never touches program randomness
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=self.timeout_s, max_retries=0)
@@ -156,9 +163,10 @@ class OpenAIClient(LLMClient):
 
     def describe(self) -> str:
         cache = self.cache.directory if self.cache is not None else "off"
+        limit = "" if self.rate_limiter is None else f", rate limit rpm={self.rate_limiter.rpm} tpm={self.rate_limiter.tpm}"
         return (
             f"openai:{self.model} @ {self.base_url} (temperature={self.temperature}, timeout={self.timeout_s}s, "
-            f"max_retries={self.max_retries}, cache={cache})"
+            f"max_retries={self.max_retries}, cache={cache}{limit})"
         )
 
     def close(self) -> None:
@@ -191,7 +199,7 @@ class OpenAIClient(LLMClient):
         while True:
             attempt += 1
             try:
-                text, model, p_tok, c_tok = self._attempt(messages)
+                text, model, p_tok, c_tok = self._limited_attempt(messages)
             except _Fault as fault:
                 retry = fault.reason in RETRYABLE and attempt <= self.max_retries
                 if fault.reason == "malformed":
@@ -211,6 +219,16 @@ class OpenAIClient(LLMClient):
             if self.cache is not None:
                 self.cache.put(request, {"text": text, "model": model, "prompt_tokens": p_tok, "completion_tokens": c_tok})
             return Completion(text, purpose, model, p_tok, c_tok, time.perf_counter() - start, attempt, False)
+
+    def _limited_attempt(self, messages: list[dict[str, str]]) -> tuple[str, str, int, int]:
+        """:meth:`_attempt` after the shared rate limiter admits it; its usage settles the slot."""
+        if self.rate_limiter is None:
+            return self._attempt(messages)
+        slot = self.rate_limiter.acquire(estimate_tokens(messages, self.max_tokens))
+        reply = self._attempt(messages)  # a failed attempt keeps its estimate: the request was spent
+        if reply[2] + reply[3] > 0:
+            self.rate_limiter.settle(slot, reply[2] + reply[3])
+        return reply
 
     def _attempt(self, messages: list[dict[str, str]]) -> tuple[str, str, int, int]:
         """One HTTP attempt: ``(text, model, prompt_tokens, completion_tokens)`` or a :class:`_Fault`."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from relic_envs.errors import InvalidConfig
-from relic_experiments.cell import CellResult, load_result
+from relic_experiments.cell import Cell, CellResult, load_result
 from relic_experiments.runner import run_grid
 from relic_experiments.spec import GridSpec, load_spec, parse_spec
 from relic_experiments.tables import aggregate, csv, markdown
@@ -35,6 +35,10 @@ def test_spec_errors_name_the_key(tmp_path):
         parse_spec({"name": "x"})
     with pytest.raises(InvalidConfig, match="batches"):
         GridSpec(name="x", methods=("eoh",), envs=("dgc",), batches=6)
+    with pytest.raises(InvalidConfig, match="rpm must be a positive int"):
+        GridSpec(name="x", methods=("eoh",), envs=("dgc",), rpm=0)
+    with pytest.raises(InvalidConfig, match="rate_window_s"):
+        GridSpec(name="x", methods=("eoh",), envs=("dgc",), tpm=10, rate_window_s=-1)
     (tmp_path / "g.toml").write_text('name = "g"\nmethods = ["eoh"]\nenvs = ["dgc", "mapp_pc"]\n'
                                      'interfaces = ["paper", "alt"]\nseeds = [0]\n')
     spec = load_spec(tmp_path / "g.toml")
@@ -59,7 +63,7 @@ def test_tables_follow_the_papers_aggregation():
     assert "**12 ± 2**" in markdown(results) and "b,dgc/test,20.0,0.0,2," in csv(results)
 
 
-def test_table_command_prints_every_format_and_a_chart(tmp_path):
+def test_table_command_prints_every_format_and_a_chart(tmp_path, capsys):
     from relic_experiments.cli import main
     from relic_experiments.runner import write_spec
 
@@ -75,6 +79,11 @@ def test_table_command_prints_every_format_and_a_chart(tmp_path):
     for fmt in ("md", "csv", "tex"):
         assert main(["table", str(tmp_path), "--format", fmt, "--plot", str(tmp_path / "bars.png")]) == 0
     assert (tmp_path / "bars.png").stat().st_size > 1000
+    capsys.readouterr()
+    assert main(["table", str(tmp_path), "--solver", "--paper"]) == 0
+    out = capsys.readouterr().out
+    assert "| *CP-SAT best found* | 211.32 |" in out and "| *eoh (paper)* | 926.29 ± 6.53 |" in out
+    assert main(["usage", str(tmp_path)]) == 0 and "total (1 cells)" in capsys.readouterr().out
 
 
 def test_a_killed_grid_resumes_and_skips_finished_cells(tmp_path):
@@ -140,3 +149,109 @@ def test_ray_cluster_survives_a_killed_worker_and_matches_the_local_backend(tmp_
         assert _files(r.cell.path(tmp_path / "ray")) == _files(r.cell.path(tmp_path / "local"))
     kinds = [json.loads(x)["kind"] for x in (victim / "events.jsonl").read_text().splitlines()]
     assert kinds.count("run_start") == 1  # the retried task resumed the cell, it did not start it over
+
+
+def _fake_server():
+    """The learner tests' scripted chat-completions server, loaded by path (``--import-mode=importlib``)."""
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "learner" / "fake_openai_server.py"
+    spec = importlib.util.spec_from_file_location("relic_tests_grid_fake_openai_server", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module.FakeOpenAIServer()
+
+
+def _program_reply(body: dict) -> str:
+    """A pure function of the request: the parent program back (a valid candidate), or a principle."""
+    import re
+
+    user = body["messages"][-1]["content"]
+    if body["messages"][0]["role"] == "system":
+        return "```python\n" + re.findall(r"```python\n(.*?)```", user, re.S)[-1] + "```"
+    return "TYPE: STRATEGY\nPRINCIPLE: Serve the closest requests first."
+
+
+def test_concurrent_cells_share_one_rate_limit_and_one_response_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with _fake_server() as server:
+        server.responder = _program_reply
+        spec = GridSpec(name="limited", methods=("relic", "eoh"), envs=("mapp_pc",), seeds=(0,), batches=1,
+                        proposals=2, llm="openai:fake-model", base_url=server.base_url, rpm=3, rate_window_s=0.5)
+        report = run_grid(spec, tmp_path / "grid", workers=2, progress=False)
+        assert not report.failures, report.failures
+        times = sorted(r["time"] for r in server.requests)
+        assert len(times) >= 12  # 6 proposals per cell, plus RELIC's auxiliary calls
+        spans = [times[k + 3] - times[k] for k in range(len(times) - 3)]
+        assert min(spans) >= 0.9 * 0.5, spans  # never more than rpm arrivals in one window, across both cells
+        used = len(server.requests)
+        assert sum(r.tokens for r in report.results) == sum(
+            18 * sum(r.calls.values()) for r in report.results)  # the fake server reports 11 + 7 tokens a call
+        # Lose every run directory but the grid's response cache: the rerun makes no call.
+        for r in report.results:
+            for f in sorted(r.cell.path(tmp_path / "grid").rglob("*"), reverse=True):
+                f.unlink() if f.is_file() else f.rmdir()
+        again = run_grid(spec, tmp_path / "grid", workers=2, progress=False)
+        assert len(server.requests) == used
+    assert not again.failures and [r.objective for r in again.results] == [r.objective for r in report.results]
+
+
+def _result(method: str, env: str, seed: int, objective: dict[str, float], **kw) -> CellResult:
+    cell = Cell(method, env, "paper", seed)
+    return CellResult(cell, objective, {s: [v] for s, v in objective.items()}, kw.pop("calls", {}), 0, 1.0, **kw)
+
+
+def test_reference_rows_sit_beside_the_grid_rows_and_never_take_the_best(tmp_path, monkeypatch):
+    from relic_experiments import references
+
+    results = [_result("relic", "dgc", s, {"test": 900.0 + 2 * s}) for s in range(2)]
+    results += [_result("eoh", "dgc", 0, {"test": 950.0})]
+    monkeypatch.setitem(references.CLASSICAL, "dgc", ("dsa-b",))
+    envs = [("dgc", "paper")]
+    refs = references.classical(envs, tmp_path) + references.solver(envs) + references.paper(envs)
+    rows, columns, entries = aggregate(results, refs)
+    assert columns == ["dgc/test"] and rows[:2] == ["relic", "eoh"]
+    assert entries[("relic", "dgc/test")].best and not any(e.best for (r, _), e in entries.items() if r != "relic")
+    # The paper's RELIC row (Table 2, GPT-4o-mini): 859.70 ± 68.16, gap to our best 901 is negative.
+    paper = entries[("relic (paper)", "dgc/test")]
+    assert (paper.mean, paper.std, paper.reference) == (859.70, 68.16, True)
+    assert paper.gap == pytest.approx(100 * (859.70 - 901.0) / 901.0)
+    optimum = entries[("CP-SAT best found", "dgc/test")]
+    assert optimum.mean < entries[("classical: dsa-b", "dgc/test")].mean  # the optimum beats a local search
+    cached = json.loads((tmp_path / "references" / "dgc-paper" / "dsa-b.json").read_text())
+    assert len(cached["test"]) == 50
+    assert entries[("classical: dsa-b", "dgc/test")].mean == pytest.approx(sum(cached["test"]) / 50)
+    # A second table reads the cache: nothing is played again.
+    import baselines.cli
+
+    monkeypatch.setattr(baselines.cli, "evaluate", lambda *a, **k: pytest.fail("played again"))
+    assert references.classical(envs, tmp_path)[0].values == refs[0].values
+    text = markdown(results, refs)
+    assert "| *relic (paper)* | 859.7 ± 68.2 |" in text and "| *classical: dsa-b* |" in text
+    assert csv(results, refs).splitlines()[-1].endswith(",0,1")  # best 0, reference 1
+
+
+def test_paper_numbers_match_the_papers_tables():
+    from relic_experiments.paper_numbers import PAPER
+
+    # Hand-read from relic.tex: tab:main-heterogeneous, tab:generalization, tab:alternative-interface.
+    assert PAPER["paper"]["mapp_pc/test50"]["relic"] == (38.98, 0.74)
+    assert PAPER["paper"]["mas_jd/test80"]["mcts_ahd"] == (848.88, 9.26)
+    assert PAPER["paper"]["fjagv/test200"]["relic"] == (78110.0, 767.0)
+    assert PAPER["paper"]["fstsp/test100"]["motif"] == (9.65, 0.79)
+    assert PAPER["alt"]["mapp_ds/test80"]["reevo"] == (47.17, 6.80)
+    assert len(PAPER["paper"]) == 20 and len(PAPER["alt"]) == 12  # 10 benchmarks x 2 sizes; MAPP + MAS alt
+    assert all(len(rows) == 6 for cols in PAPER.values() for rows in cols.values())
+
+
+def test_usage_prices_the_tokens_each_cell_reported(tmp_path, capsys):
+    from relic_experiments.cli import usage_table
+
+    results = [_result("relic", "dgc", 0, {"test": 1.0}, calls={"proposal": 150, "auxiliary": 40},
+                       prompt_tokens=2_000_000, completion_tokens=500_000, attempts=195, cache_hits=2)]
+    text = usage_table(results, 0.15, 0.60)
+    first = text.splitlines()[1].split()
+    assert first[:6] == ["relic/dgc-paper/seed0", "190", "195", "2", "2000000", "500000"]
+    assert float(first[6]) == pytest.approx(2 * 0.15 + 0.5 * 0.60)
+    assert "cost column" in usage_table(results, None, None)

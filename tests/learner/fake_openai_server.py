@@ -8,7 +8,7 @@ The server answers ``POST /v1/chat/completions`` by popping the next action of i
 script. Actions are queued with the chainable methods :meth:`FakeOpenAIServer.reply`,
 :meth:`~FakeOpenAIServer.slow`, :meth:`~FakeOpenAIServer.status`,
 :meth:`~FakeOpenAIServer.malformed` and :meth:`~FakeOpenAIServer.empty`. Every request
-it receives is recorded (path, headers, JSON body) so a test can count retries and
+it receives is recorded (path, headers, JSON body, arrival time) so a test can count retries and
 inspect what was sent. When the script runs out it answers HTTP 500 with a body that
 says so, and counts the request in :attr:`FakeOpenAIServer.unscripted`.
 """
@@ -146,7 +146,8 @@ class FakeOpenAIServer:
                 except ValueError:
                     body = None
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body,
+                                            "time": time.time()})  # arrival (wall clock, as the rate limiter counts)
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, _error_body(f"no route {self.path}", "not_found"))
                     return
