@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 import relic_envs
 from relic_envs.errors import InvalidConfig, RelicError
 from relic_envs.seeds import seed_source
+from relic_learner import report
 from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.principles import PublicTree
@@ -203,16 +204,20 @@ def _cmd_show(args: argparse.Namespace) -> int:
     state = run.load_checkpoint()
     if not hasattr(state, "public"):  # a comparator's run
         return _show_method(args.run, run, state)
-    print(f"run {args.run}: batch {state.b}, phase {state.phase}, score {state.incumbent_score}")
-    for role, node_id in state.incumbent.items():
-        node = state.trees[role].nodes[node_id]
-        print(f"  role {role}: node {node_id} of {len(state.trees[role].nodes)} (depth {node.depth}, "
-              f"operator {node.operator}, batch {node.batch}, Q {node.Q:.4g})")
+    config = json.loads(run.config_path.read_text())
+    bench = relic_envs.get_benchmark(config["env"])
+    print(f"run {args.run}: {config['env']} ({config['interface']}), batch {state.b}, phase {state.phase}; "
+          f"objective {'lower' if bench.minimize else 'higher'} is better, scores higher is better")
+    proposals = run.proposals()
+    print("\n".join(report.best_team(state, proposals)))
+    print("\n".join(report.principles_used(state, proposals)))
+    print("learning curve (mixed-batch scores; the seed team on the same instances):")
+    print("\n".join("  " + line for line in report.curve_lines(state.curve)))
     public: PublicTree = state.public
     print(f"public tree: {len(public.live())} live principles ({len(public.nodes) - 1} created)")
     for node in sorted(public.live(), key=lambda n: (-n.E, n.id))[:10]:
         print(f"  #{node.id} [{node.type}] by {node.contributor}, N={node.N}, E={node.E:.3g}: {node.text[:100]}")
-    print(operator_table(run.proposals()))
+    print(operator_table(proposals))
     print(f"LLM calls: {json.dumps(state.ledger.get('calls', {}))}")
     return 0
 

@@ -4,8 +4,9 @@ For role ``i``, the trusted orchestrator plays the full team and a reference tea
 which ``i``'s learned program is replaced by the benchmark's fixed reference policy
 (:meth:`relic_envs.core.benchmark.Benchmark.reference_policy`: absent where resources
 are substitutable, a fixed fallback where the stage is mandatory). The per-instance
-gaps stay here; only a summary text of dominant, redundant and harmful cases goes
-into the Reflect prompt, never teammate code or the raw score vector.
+gaps stay here; only a summary text of dominant, redundant and harmful cases, and the
+situations (instance features, :mod:`relic_learner.situations`) that separate them,
+goes into the Reflect prompt, never teammate code or the raw score vector.
 :func:`scalar_summary` is the "single scalar signal" the paper's NoPeer condition
 compares it with (Section 6, Figure 3): the mean gap and nothing else.
 """
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from relic_envs.core.registry import spec
+from relic_learner import situations
 from relic_learner.batches import Batch
 from relic_learner.evaluate import Team, TeamEvaluation, TeamEvaluator
 
@@ -70,7 +72,7 @@ def credit(evaluator: TeamEvaluator, team: Team, role: str, batch: Batch) -> Cre
 
 
 def summarize(evaluator: TeamEvaluator, role: str, batch: Batch, gaps: Sequence[float], classes: Sequence[str]) -> str:
-    """Domain-specific text: counts, mean effects in the objective's units, where they occur."""
+    """Domain-specific text: counts, mean effects in the objective's units, where they occur, and in which situations."""
     bench = evaluator.bench
     objective = spec(bench.name).objective
     direction = "lower" if bench.minimize else "higher"
@@ -97,6 +99,7 @@ def summarize(evaluator: TeamEvaluator, role: str, batch: Batch, gaps: Sequence[
         )
         size = "" if kind == "redundant" else f"; mean {'gain' if kind == 'dominant' else 'loss'} {effect:.3g} objective units"
         lines.append(f"- {kind}: {len(idx)} of {n} ({origin}){size}: {meaning[kind]}.")
+    lines += situations.describe(bench.name, batch.instances, classes)
     return "\n".join(lines)
 
 

@@ -256,12 +256,16 @@ class Relic(StreamLoop):
         if s.b > 1:
             for role in self.roles:
                 self._revalidate(role, batch)
-        result = self.evaluator.evaluate(self.team(), batch)
+        # The seed team on the same instances: mixed batches differ in difficulty, so the curve
+        # reads as the team's margin over the seeds, not as a raw score that may fall while
+        # the team improves.
+        result, seeds = self.evaluator.evaluate_many([self.team(), dict(self.seeds)], batch)
         if not result.ok:  # ours: cannot happen for a revalidated team unless the machine misbehaves
             raise RuntimeError(f"the incumbent team is invalid on batch {s.b}: {result.status}")
         s.incumbent_score = result.mean_score
-        s.curve.append({"b": s.b, "start": result.mean_score})
-        self.run.event("incumbent", b=s.b, score=result.mean_score, objective=result.mean_objective)
+        s.curve.append({"b": s.b, "start": result.mean_score, "seeds": seeds.mean_score})
+        self.run.event("incumbent", b=s.b, score=result.mean_score, objective=result.mean_objective,
+                       seeds_score=seeds.mean_score, seeds_objective=seeds.mean_objective)
 
     def _revalidate(self, role: str, batch: Batch) -> None:
         """Appendix C.1: previously successful programs re-evaluated in the current team context."""
@@ -482,7 +486,8 @@ def operator_table(proposals: list[dict[str, Any]]) -> str:
 
 
 def plot_curve(curve: list[dict[str, Any]], path: Path, title: str) -> None:
-    """Incumbent mixed-batch score at the start and end of each batch (needs matplotlib)."""
+    """Incumbent mixed-batch score at the start and end of each batch beside the seed team's
+    on the same instances (needs matplotlib)."""
     try:
         import matplotlib
 
@@ -495,6 +500,7 @@ def plot_curve(curve: list[dict[str, Any]], path: Path, title: str) -> None:
     xs = [p["b"] for p in curve]
     ax.plot(xs, [p["start"] for p in curve], "o--", label="start of batch (after revalidation)")
     ax.plot(xs, [p.get("end", math.nan) for p in curve], "s-", label="end of batch")
+    ax.plot(xs, [p.get("seeds", math.nan) for p in curve], "x:", color="grey", label="seed team, same instances")
     ax.set_xlabel("training batch")
     ax.set_ylabel("mixed-batch score (higher is better)")
     ax.set_title(f"RELIC on {title}")
