@@ -107,12 +107,16 @@ def leaf_dtypes(space) -> Any:
 
 
 def cast_leaves(obs: Any, dtypes: Any) -> Any:
-    """``obs`` with every leaf a JAX array of the dtype :func:`leaf_dtypes` gives for it."""
+    """``obs`` with every leaf a JAX array of the dtype :func:`leaf_dtypes` gives for it (its 32-bit
+    counterpart unless ``jax.enable_x64``)."""
+    import jax
     import jax.numpy as jnp
 
     if isinstance(dtypes, dict):
         return {k: cast_leaves(obs[k], d) for k, d in dtypes.items()}
-    return jnp.asarray(obs).astype(dtypes)
+    # Without x64, JAX keeps 32-bit types: ask for those directly instead of a 64-bit
+    # type it would truncate with a warning.
+    return jnp.asarray(obs).astype(jax.dtypes.canonicalize_dtype(dtypes))
 
 
 def make(name: str, interface: str = "paper") -> FunctionalEnv:
