@@ -66,9 +66,9 @@ from relic_envs.errors import InvalidConfig, MissingExtra
 _FAMILY_MODULES = {
     **dict.fromkeys(("dgc", "dimes", "sensor_dcsp", "shds"), "relic_envs.dcop.functional"),
     **dict.fromkeys(("mapp_pc", "mapp_ar", "mapp_ds"), "relic_envs.mapp.functional"),
+    **dict.fromkeys(("mas_jd", "mas_st", "mas_fs"), "relic_envs.mas.functional"),
+    **dict.fromkeys(("hmtsp", "fstsp", "fjagv", "mrcps"), "relic_envs.co.functional"),
 }
-#: Benchmarks whose functional env is not built yet (their batch evaluators exist: ``<family>.jax_eval``).
-_NOT_YET = ("mas_jd", "mas_st", "mas_fs", "hmtsp", "fstsp", "fjagv", "mrcps")
 
 
 class FunctionalEnv(abc.ABC):
@@ -121,13 +121,6 @@ def cast_leaves(obs: Any, dtypes: Any) -> Any:
 
 def make(name: str, interface: str = "paper") -> FunctionalEnv:
     """The functional env of benchmark ``name`` (needs the ``jax`` extra)."""
-    if name in _NOT_YET:
-        raise NotImplementedError(
-            f"no functional JAX env for {name!r} yet (built: {sorted(_FAMILY_MODULES)}); what is missing is the "
-            "PettingZoo observation layout, the per-step score and the penalize rule around the family's "
-            "existing JAX twin (relic_envs/<family>/_jax_*.py). Its batch evaluator works today: "
-            "relic_envs.<family>.jax_eval"
-        )
     if name not in _FAMILY_MODULES:
         raise InvalidConfig(f"unknown benchmark {name!r}; known: {sorted(_FAMILY_MODULES)}")
     try:

@@ -1,0 +1,159 @@
+"""Functional JAX envs of the four combinatorial benchmarks (the contract: :mod:`relic_envs.core.functional`).
+
+Built on the batch evaluators' per-instance construction (``_jax_construct`` for HMTSP
+and FSTSP: turn order and skips; ``_jax_events`` for FJAGV and MRCPS: event time). One
+``step`` is one decision of the construction, taken by exactly one role, as in the
+PettingZoo env; the other roles' answers are ignored. What this module adds is the env's
+bookkeeping: the team score so far (the partial construction's objective, negated),
+the shared reward, ``done``, and the ``on_invalid="penalize"`` rule, which for this
+family reads: the deciding role's answer, when it is not a candidate (``-1`` where
+skipping is not allowed, an id outside the role's space, an infeasible id), becomes
+``WAIT`` (skip where the decision allows skipping, the evaluator's deterministic
+fallback otherwise: the candidate of least cost, ties the lowest id) and the team pays
+``hi - lo + 1`` (``Benchmark.score_bounds``). It is not counted as a repair, exactly as
+in the numpy env.
+
+Actions are ``{role: () int}``, an id in the role's identifier space or ``-1``; the
+observation's ``action_mask`` is ``(n + 1,)`` (index 0 = skip). A non-scalar or
+non-integer answer is a trace-time :class:`~relic_envs.errors.InvalidReturn`.
+Observations have the PettingZoo env's keys, nesting, shapes and dtypes (candidate sets
+are ``(n,)`` int8 masks and aligned arrays ``{"mask", "value"}`` with 0 off the mask,
+as in the numpy env). Paper interface only (the family has no other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from relic_envs.co import _jax_events as je
+from relic_envs.co.jax_eval import module
+from relic_envs.core.benchmark import ROLES
+from relic_envs.core.functional import FunctionalEnv, cast_leaves, leaf_dtypes
+from relic_envs.core.instance import Instance
+from relic_envs.core.registry import get_benchmark
+from relic_envs.errors import InvalidReturn
+
+
+class ConstructState(NamedTuple):
+    construction: dict  # the evaluator's construction state (holds ``done``), at the pending decision
+    score: Any  # () the team score so far: minus the partial construction's objective (0 before the first step)
+
+
+class Pending(NamedTuple):
+    """The pending decision in a form shared by both kinds of construction."""
+
+    role: Any  # () int32 deciding role
+    masks: tuple  # per role (n_k,) bool candidates; all false for roles not deciding (and once done)
+    costs: tuple  # per role (n_k,) fallback costs (only the deciding role's matter)
+    can_skip: Any  # () bool -1 is a valid answer (also when there is no candidate, as ``cheapest`` says)
+
+
+def as_id(role: str, value):
+    """Trace-time type check of an action (shape ``()``, integer dtype)."""
+    value = jnp.asarray(value)
+    if value.shape != ():
+        raise InvalidReturn("shape", f"the action of role {role} must be a scalar id, got shape {value.shape}")
+    if not jnp.issubdtype(value.dtype, jnp.integer):
+        raise InvalidReturn("type", f"the action of role {role} must be an integer id, got {value.dtype}")
+    return value.astype(jnp.int32)
+
+
+class ConstructiveFunctionalEnv(FunctionalEnv):
+    """HMTSP, FSTSP, FJAGV or MRCPS as pure ``reset``/``step`` functions."""
+
+    def __init__(self, name: str, interface: str = "paper"):
+        self.benchmark = get_benchmark(name)
+        self.benchmark.check_interface(interface)
+        self.name, self.interface, self.roles = name, interface, tuple(ROLES)
+        self._module = module(name)
+        self._problem = self._module.PROBLEM
+        self._events = isinstance(self._problem, je.JaxEventProblem)
+        self._sign = -1.0 if self.benchmark.minimize else 1.0  # raw objective -> score
+        reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
+        self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
+
+    def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
+        for instance in instances:
+            self.benchmark.check_instance(instance, self.interface)
+        data = dict(self._module.stack(instances).data)
+        lo_hi = [self.benchmark.score_bounds(i) for i in instances]
+        data["penalty"] = np.array([hi - lo + 1.0 for lo, hi in lo_hi])
+        return data
+
+    # -- the two kinds of construction behind one interface -------------------------------
+    def _start(self, data):
+        s = self._problem.init(data)
+        return self._problem.advance(data, s) if self._events else s
+
+    def _after(self, data, s, choice):
+        s = self._problem.apply(data, s, choice)
+        return self._problem.advance(data, s) if self._events else s
+
+    def _pending(self, data, s) -> Pending:
+        live = ~s["done"]
+        if self._events:
+            role = s["role"]
+            picked = self._problem.candidates(data, s)
+            masks = tuple(m & (role == k) & live for k, (m, _) in enumerate(picked))
+            costs = tuple(c for _, c in picked)
+            can_skip = jnp.bool_(False)  # neither event benchmark lets a role skip
+        else:
+            d = self._problem.decision(data, s)
+            role = d.role
+            masks = tuple(d.mask & (role == k) & live for k in range(len(ROLES)))
+            costs = (d.cost,) * len(ROLES)
+            can_skip = d.can_skip
+        deciding = jnp.stack([m.any() for m in masks]).any()
+        return Pending(jnp.asarray(role, jnp.int32), masks, costs, can_skip | ~deciding)
+
+    def _observe(self, data, s, pending: Pending) -> dict[str, dict[str, Any]]:
+        obs = self._problem.observe(data, s, pending.masks)
+        live = ~s["done"]
+        out = {}
+        for k, r in enumerate(ROLES):
+            deciding = live & (pending.role == k)
+            skip = ~deciding | pending.can_skip  # a role not deciding may only answer -1
+            mask = jnp.concatenate([skip[None], pending.masks[k]]).astype(jnp.int8)
+            out[r] = cast_leaves({**obs[r], "action_mask": mask}, self._dtypes[r])
+        return out
+
+    # -- the contract ------------------------------------------------------------------
+    def reset(self, key, params):
+        params = jax.tree.map(jnp.asarray, params)  # numpy params work outside jit too
+        s = self._start(params)
+        score = jnp.zeros((), params["penalty"].dtype)  # as the numpy env: the first reward is the first score
+        return self._observe(params, s, self._pending(params, s)), ConstructState(s, score)
+
+    def step(self, key, state: ConstructState, actions, params):
+        params = jax.tree.map(jnp.asarray, params)
+        s = state.construction
+        pending = self._pending(params, s)
+        live = ~s["done"]
+        choice, refused = jnp.int32(-1), jnp.bool_(False)
+        for k, r in enumerate(ROLES):
+            j, mask = as_id(r, actions[r]), pending.masks[k]
+            n = mask.shape[0]
+            valid = jnp.where(j == -1, pending.can_skip, (j >= 0) & (j < n) & mask[jnp.clip(j, 0, n - 1)])
+            fallback = jnp.where(mask.any(), je.first_min(mask, pending.costs[k]), -1)
+            wait = jnp.where(pending.can_skip, -1, fallback)
+            mine = live & (pending.role == k)
+            choice = jnp.where(mine, jnp.where(valid, j, wait), choice)
+            refused = refused | (mine & ~valid)
+        moved = self._after(params, s, choice)
+        score = self._sign * self._problem.objective(params, moved)
+        n_refused = refused.astype(jnp.int32)
+        reward = score - state.score - params["penalty"] * n_refused
+        new = jax.tree.map(lambda a, b: jnp.where(live, a, b), ConstructState(moved, score), state)
+        info = {"invalid": jnp.where(live, n_refused, 0), "score": new.score}
+        obs = self._observe(params, new.construction, self._pending(params, new.construction))
+        return obs, new, jnp.where(live, reward, 0.0), new.construction["done"], info
+
+
+def make_functional(name: str, interface: str = "paper") -> ConstructiveFunctionalEnv:
+    return ConstructiveFunctionalEnv(name, interface)
+
