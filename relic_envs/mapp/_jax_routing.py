@@ -1,14 +1,14 @@
 """The functional JAX twin of the budgeted-routing simulator (``_routing.py``).
 
 Pure functions over pytrees, vmapped over a batch of same-``N`` instances, with all
-``N`` decision epochs inside one compiled program (``jit`` + ``vmap`` + ``lax.scan``):
+decision epochs inside one compiled program (``jit`` + ``vmap`` + ``lax.while_loop``):
 
 - :func:`stack` turns same-size instances into a :class:`Batch` of static arrays
   (``dist`` is computed by the numpy reference's own ``distances``, so both sides
   decide on the same bits).
 - ``init(problem, data) -> JState``, ``observe(problem, data, state, role) -> obs``,
   ``step(problem, data, state, actions) -> JState``, ``objective(problem, data, state)``
-  work on ONE instance; :func:`make_evaluator` vmaps and scans them.
+  work on ONE instance; :func:`make_evaluator` vmaps and loops them.
 
 A benchmark supplies a :class:`JaxRoutingProblem`: its static arrays, what an arrival
 does, its objective, the per-node attributes roles observe, and its role tables of
@@ -253,17 +253,29 @@ class Outcome(NamedTuple):
 
 def rollout_one(problem: JaxRoutingProblem, policies: Mapping[str, Callable], data: Mapping[str, Any],
                 interface: str = "paper") -> Outcome:
-    """All ``N`` epochs of one instance (epochs after every agent is home change nothing)."""
+    """Every epoch of one instance until every route is closed (at most ``N``).
 
-    def body(state, _):
+    A ``lax.while_loop``, not a scan of all ``N`` epochs: episodes close long before the
+    horizon (MAPP-PC test50: about 17 epochs of 50), and under ``vmap`` the loop stops
+    once the batch's longest episode ends, freezing the finished ones (epochs after
+    every agent is home would change nothing anyway).
+    """
+    n = data["dist"].shape[0]
+
+    def running(carry):
+        state, _, _ = carry
+        return ~state.home.all() & (state.t < n)
+
+    def body(carry):
+        state, moves, steps = carry
         nodes = problem.node_view(data, state.dyn, state.t)  # one pre-step state for all three roles
         actions = {r: policies[r](observe(problem, data, state, r, interface, nodes)) for r in ROLES}
-        running = ~state.home.all()
-        new, moves = step(problem, data, state, actions)
-        return new, (moves, running)
+        new, moved = step(problem, data, state, actions)
+        return new, jax.lax.dynamic_update_index_in_dim(moves, moved, steps, 0), steps + 1
 
-    final, (moves, running) = jax.lax.scan(body, init(problem, data), None, length=data["dist"].shape[0])
-    return Outcome(objective(problem, data, final), running.sum(), moves, final.budget)
+    carry = (init(problem, data), jnp.full((n, N_AGENTS), -1, jnp.int32), jnp.int32(0))
+    final, moves, steps = jax.lax.while_loop(running, body, carry)
+    return Outcome(objective(problem, data, final), steps, moves, final.budget)
 
 
 def make_evaluator(problem: JaxRoutingProblem, policies: Mapping[str, Callable], *, interface: str = "paper",

@@ -34,7 +34,8 @@ is done (``loop="while"``, the default) or in a ``lax.scan`` of exactly ``N * (S
 instance is done change nothing. The while loop is the default because episodes are
 much shorter than the bound (MAS-JD test50: 50 epochs of a bound of 100; MAS-ST about
 20; MAS-FS about 140 of 200) and a vmapped loop runs every iteration for the whole
-batch anyway (benchmarks/mas_throughput.py ``--loop`` compares them).
+batch anyway (MAS-FS at batch 1024: 6.2e4 instance-steps/s with the while loop, 5.2e4
+with the scan, float64; benchmarks/RESULTS.md).
 
 **Observations** are the env's encoded observations, fixed-shape: a pool or buffer
 ``{job: (...)}`` is ``{"mask": int8 (N,), "value": (N, width)}`` (rows of jobs outside

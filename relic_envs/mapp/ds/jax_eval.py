@@ -39,7 +39,11 @@ class DSJax(jr.JaxRoutingProblem):
     def arrive(self, data, dyn, node, t):
         # Serve the highest-value active request at the node; argmax takes the first
         # maximum, i.e. the earliest arrival on ties, as the numpy reference does.
-        score = jnp.where(active(data, dyn, t)[:, node], data["value"][:, node], -jnp.inf)
+        # Only the node's column of the request grid: computing ``active`` over the whole
+        # (N + 1, N) grid for each of the three arrivals of an epoch cost most of a step.
+        tau = jnp.arange(data["fire"].shape[0])
+        live = data["fire"][:, node] & ~dyn["served"][:, node] & (tau <= t) & (t <= data["expiry"][:, node])
+        score = jnp.where(live, data["value"][:, node], -jnp.inf)
         row = jnp.argmax(score)
         hit = jnp.isfinite(score[row])
         return {"served": dyn["served"].at[row, node].set(dyn["served"][row, node] | hit)}
