@@ -27,3 +27,18 @@ def test_jax_pg_trains_and_compares_the_two_drivers(env, tmp_path):
     assert rates, out.stdout
     assert all(int(r.replace(",", "")) > 0 for r in rates.groups())
     assert plot.stat().st_size > 1000
+
+
+def test_the_throughput_command_prints_a_row_per_benchmark():
+    pytest.importorskip("jax")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "jax_throughput.py"), "--env", "dgc", "mas_jd", "hmtsp",
+         "mapp_pc", "--batches", "2", "--loop-cap", "1", "--repeats", "1", "--no-f32"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+    assert out.returncode == 0, out.stderr
+    rows = {line.split("|")[0].strip(): line for line in out.stdout.splitlines() if line.count("|") == 11}
+    assert {"dgc", "mas_jd", "hmtsp", "mapp_pc"} <= set(rows), out.stdout
+    assert "device: cpu" in out.stdout or "device: gpu" in out.stdout
+    for name in ("dgc", "mas_jd", "hmtsp", "mapp_pc"):
+        jax_rate = float(rows[name].split("|")[6])
+        assert jax_rate > 0
