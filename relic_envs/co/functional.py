@@ -33,9 +33,8 @@ import numpy as np
 from relic_envs.co import _jax_events as je
 from relic_envs.co.jax_eval import module
 from relic_envs.core.benchmark import ROLES
-from relic_envs.core.functional import FunctionalEnv, cast_leaves, leaf_dtypes
+from relic_envs.core.functional import FunctionalEnv, cast_leaves
 from relic_envs.core.instance import Instance
-from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidReturn
 
 
@@ -67,23 +66,15 @@ class ConstructiveFunctionalEnv(FunctionalEnv):
     """HMTSP, FSTSP, FJAGV or MRCPS as pure ``reset``/``step`` functions."""
 
     def __init__(self, name: str, interface: str = "paper"):
-        self.benchmark = get_benchmark(name)
-        self.benchmark.check_interface(interface)
-        self.name, self.interface, self.roles = name, interface, tuple(ROLES)
+        self._bind(name, interface)
         self._module = module(name)
         self._problem = self._module.PROBLEM
         self._events = isinstance(self._problem, je.JaxEventProblem)
         self._sign = -1.0 if self.benchmark.minimize else 1.0  # raw objective -> score
-        reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
-        self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
-        for instance in instances:
-            self.benchmark.check_instance(instance, self.interface)
-        data = dict(self._module.stack(instances).data)
-        lo_hi = [self.benchmark.score_bounds(i) for i in instances]
-        data["penalty"] = np.array([hi - lo + 1.0 for lo, hi in lo_hi])
-        return data
+        penalty = self._penalties(instances)
+        return {**self._module.stack(instances).data, "penalty": penalty}
 
     # -- the two kinds of construction behind one interface -------------------------------
     def _start(self, data):
@@ -148,10 +139,9 @@ class ConstructiveFunctionalEnv(FunctionalEnv):
         score = self._sign * self._problem.objective(params, moved)
         n_refused = refused.astype(jnp.int32)
         reward = score - state.score - params["penalty"] * n_refused
-        new = jax.tree.map(lambda a, b: jnp.where(live, a, b), ConstructState(moved, score), state)
-        info = {"invalid": jnp.where(live, n_refused, 0), "score": new.score}
+        new, reward, info = self._close_step(live, ConstructState(moved, score), state, reward, n_refused)
         obs = self._observe(params, new.construction, self._pending(params, new.construction))
-        return obs, new, jnp.where(live, reward, 0.0), new.construction["done"], info
+        return obs, new, reward, new.construction["done"], info
 
 
 def make_functional(name: str, interface: str = "paper") -> ConstructiveFunctionalEnv:

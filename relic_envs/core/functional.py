@@ -93,6 +93,43 @@ class FunctionalEnv(abc.ABC):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} ({self.interface})>"
 
+    # -- what every family's env does the same way ------------------------------------
+    def _bind(self, name: str, interface: str) -> None:
+        """Set ``benchmark``, ``name``, ``interface``, ``roles`` and each role's observation leaf dtypes."""
+        import numpy as np
+
+        from relic_envs.core.benchmark import ROLES
+        from relic_envs.core.registry import get_benchmark
+
+        self.benchmark = get_benchmark(name)
+        self.benchmark.check_interface(interface)
+        self.name, self.interface, self.roles = name, interface, tuple(ROLES)
+        # Leaf dtypes do not depend on the instance size: read them from any instance's spaces.
+        reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
+        self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
+
+    def _penalties(self, instances: Sequence[Instance]):
+        """Check the instances; ``(B,)`` the penalty of a refused action, ``hi - lo + 1``, per instance."""
+        import numpy as np
+
+        for instance in instances:
+            self.benchmark.check_instance(instance, self.interface)
+        return np.array([hi - lo + 1.0 for lo, hi in map(self.benchmark.score_bounds, instances)])
+
+    @staticmethod
+    def _close_step(live, moved: Any, state: Any, reward, refused) -> tuple[Any, Any, dict]:
+        """``(state, reward, info)`` of a step: after ``done`` the identity with reward 0 and no refusal.
+
+        ``moved`` and ``state`` are the env's state tuples (with a ``score`` field) after and
+        before the step; ``live`` says whether the episode was still running.
+        """
+        import jax
+        import jax.numpy as jnp
+
+        new = jax.tree.map(lambda a, b: jnp.where(live, a, b), moved, state)
+        info = {"invalid": jnp.where(live, refused, 0), "score": new.score}
+        return new, jnp.where(live, reward, 0.0), info
+
 
 def leaf_dtypes(space) -> Any:
     """The numpy dtype of every leaf of a (nested) ``gymnasium.spaces.Dict``, as the same nesting of dicts.

@@ -26,9 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
-from relic_envs.core.functional import FunctionalEnv, cast_leaves, leaf_dtypes
+from relic_envs.core.functional import FunctionalEnv, cast_leaves
 from relic_envs.core.instance import Instance
-from relic_envs.core.registry import get_benchmark
 from relic_envs.dcop import _jax_sweep as js
 from relic_envs.dcop._sweep import SWEEPS
 from relic_envs.dcop.jax_eval import problem_module
@@ -43,22 +42,13 @@ class DCOPFunctionalEnv(FunctionalEnv):
     """DGC, DiMES, SensorDCSP or SHDS as pure ``reset``/``step`` functions."""
 
     def __init__(self, name: str, interface: str = "paper"):
-        self.benchmark = get_benchmark(name)
-        self.benchmark.check_interface(interface)
-        self.name, self.interface, self.roles = name, interface, tuple(ROLES)
+        self._bind(name, interface)
         self._module = problem_module(name)
         self._problem = self._module.PROBLEM
-        # Leaf dtypes of each role's observation: the same for every instance size.
-        reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
-        self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
-        for instance in instances:
-            self.benchmark.check_instance(instance, self.interface)
-        data = dict(js.stack(self._problem, instances, peers=self._module.peers).data)
-        # The penalty of a refused action, hi - lo + 1 with [lo, hi] = [-worst_cost, 0].
-        data["penalty"] = np.array([self.benchmark.problem.worst_cost(i) + 1.0 for i in instances])
-        return data
+        penalty = self._penalties(instances)  # hi - lo + 1 with [lo, hi] = [-worst_cost, 0]
+        return {**js.stack(self._problem, instances, peers=self._module.peers).data, "penalty": penalty}
 
     def _observe(self, params, sweep: js.JState) -> dict[str, dict[str, Any]]:
         landscape = self._problem.landscape(params, sweep.x)
@@ -85,12 +75,8 @@ class DCOPFunctionalEnv(FunctionalEnv):
         moved = js.step(self._problem, params, sweep, held, landscape)
         score = -js.objective(self._problem, params, moved)
         reward = score - state.score - params["penalty"] * refused
-        live = sweep.t < SWEEPS
-        new = jax.tree.map(lambda a, b: jnp.where(live, a, b), DCOPState(moved, score), state)
-        reward = jnp.where(live, reward, 0.0)
-        refused = jnp.where(live, refused, 0)
-        done = new.sweep.t >= SWEEPS
-        return self._observe(params, new.sweep), new, reward, done, {"invalid": refused, "score": new.score}
+        new, reward, info = self._close_step(sweep.t < SWEEPS, DCOPState(moved, score), state, reward, refused)
+        return self._observe(params, new.sweep), new, reward, new.sweep.t >= SWEEPS, info
 
 
 def make_functional(name: str, interface: str = "paper") -> DCOPFunctionalEnv:

@@ -29,9 +29,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
-from relic_envs.core.functional import FunctionalEnv, cast_leaves, leaf_dtypes
+from relic_envs.core.functional import FunctionalEnv, cast_leaves
 from relic_envs.core.instance import Instance
-from relic_envs.core.registry import get_benchmark
 from relic_envs.mapp import _jax_routing as jr
 from relic_envs.mapp.jax_eval import problem
 
@@ -45,21 +44,13 @@ class RoutingFunctionalEnv(FunctionalEnv):
     """MAPP-PC, MAPP-AR or MAPP-DS as pure ``reset``/``step`` functions."""
 
     def __init__(self, name: str, interface: str = "paper"):
-        self.benchmark = get_benchmark(name)
-        self.benchmark.check_interface(interface)
-        self.name, self.interface, self.roles = name, interface, tuple(ROLES)
+        self._bind(name, interface)
         self._problem = problem(name)
         self._problem.role_table(interface)  # NotImplementedError now for the alternative interface
-        reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
-        self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
-        for instance in instances:
-            self.benchmark.check_instance(instance, self.interface)
-        data = dict(jr.stack(self._problem, instances).data)
-        lo_hi = [self.benchmark.score_bounds(i) for i in instances]
-        data["penalty"] = np.array([hi - lo + 1.0 for lo, hi in lo_hi])
-        return data
+        penalty = self._penalties(instances)
+        return {**jr.stack(self._problem, instances).data, "penalty": penalty}
 
     def _observe(self, params, routing: jr.JState) -> dict[str, dict[str, Any]]:
         nodes = self._problem.node_view(params, routing.dyn, routing.t)  # one pre-step state for all roles
@@ -84,10 +75,8 @@ class RoutingFunctionalEnv(FunctionalEnv):
         score = jr.objective(self._problem, params, moved)
         n_refused = wait.sum().astype(jnp.int32)
         reward = score - state.score - params["penalty"] * n_refused
-        live = ~routing.home.all()
-        new = jax.tree.map(lambda a, b: jnp.where(live, a, b), RoutingState(moved, score), state)
-        info = {"invalid": jnp.where(live, n_refused, 0), "score": new.score}
-        return self._observe(params, new.routing), new, jnp.where(live, reward, 0.0), new.routing.home.all(), info
+        new, reward, info = self._close_step(~routing.home.all(), RoutingState(moved, score), state, reward, n_refused)
+        return self._observe(params, new.routing), new, reward, new.routing.home.all(), info
 
 
 def make_functional(name: str, interface: str = "paper") -> RoutingFunctionalEnv:

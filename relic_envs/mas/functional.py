@@ -38,9 +38,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
-from relic_envs.core.functional import FunctionalEnv, cast_leaves, leaf_dtypes
+from relic_envs.core.functional import FunctionalEnv, cast_leaves
 from relic_envs.core.instance import Instance
-from relic_envs.core.registry import get_benchmark
 from relic_envs.mas import _jax_dispatch as jd
 from relic_envs.mas.jax_eval import problem
 
@@ -56,22 +55,14 @@ class DispatchFunctionalEnv(FunctionalEnv):
     """MAS-JD, MAS-ST or MAS-FS as pure ``reset``/``step`` functions."""
 
     def __init__(self, name: str, interface: str = "paper"):
-        self.benchmark = get_benchmark(name)
-        self.benchmark.check_interface(interface)
-        self.name, self.interface, self.roles = name, interface, tuple(ROLES)
+        self._bind(name, interface)
         self._problem = problem(name)
         self._problem.role_table(interface)  # NotImplementedError now for the alternative interface
         self._sign = -1.0 if self.benchmark.minimize else 1.0  # raw objective -> score
-        reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
-        self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
-        for instance in instances:
-            self.benchmark.check_instance(instance, self.interface)
-        data = dict(jd.stack(self._problem, instances).data)
-        lo_hi = [self.benchmark.score_bounds(i) for i in instances]
-        data["penalty"] = np.array([hi - lo + 1.0 for lo, hi in lo_hi])
-        return data
+        penalty = self._penalties(instances)
+        return {**jd.stack(self._problem, instances).data, "penalty": penalty}
 
     def _observe(self, params, state: jd.DState) -> dict[str, dict[str, Any]]:
         return {r: cast_leaves(jd.observe(self._problem, params, state, r, self.interface), self._dtypes[r])
@@ -117,10 +108,8 @@ class DispatchFunctionalEnv(FunctionalEnv):
                                       for f in ("t", "pools", "free")})
         score = self._score(params, entered)
         reward = score - state.score - params["penalty"] * n_refused
-        live = ~jd.done(before)
-        new = jax.tree.map(lambda a, b: jnp.where(live, a, b), DispatchState(entered, score), state)
-        info = {"invalid": jnp.where(live, n_refused, 0), "score": new.score}
-        return self._observe(params, new.dispatch), new, jnp.where(live, reward, 0.0), jd.done(new.dispatch), info
+        new, reward, info = self._close_step(~jd.done(before), DispatchState(entered, score), state, reward, n_refused)
+        return self._observe(params, new.dispatch), new, reward, jd.done(new.dispatch), info
 
 
 def make_functional(name: str, interface: str = "paper") -> DispatchFunctionalEnv:
