@@ -15,7 +15,9 @@ the same per instance whatever the batch, so they are measured on ``min(batch,
 --loop-cap)`` instances and reported as a rate; a row whose JAX episode lengths differ
 from numpy's stops the script. Compile time, XLA buffer sizes (arguments, outputs and
 temporaries of the compiled program) and the process's peak resident memory are
-reported apart from steady-state speed (best of ``--repeats`` calls).
+reported apart from steady-state speed (best of ``--repeats`` calls); ``cpu/wall`` is the
+process's CPU time over the wall time of the float64 steady-state calls, i.e. how many
+cores the compiled program kept busy.
 
 ``--host-devices N`` splits the CPU into N XLA devices and shards each batch over them
 (the batch axis of every instance array; the compiled program is partitioned by XLA).
@@ -180,8 +182,17 @@ def shard(batch, devices: int):
     return batch._replace(data=jax.tree.map(put, batch.data))
 
 
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int, devices: int):
-    """``(best seconds per batch, compile seconds, XLA MB, steps per instance)``."""
+    """``(best seconds per batch, compile seconds, XLA MB, steps per instance, CPU/wall)``.
+
+    CPU/wall is the process's CPU time over the wall time of the steady-state calls: about
+    the number of cores the compiled program kept busy.
+    """
     import jax
 
     run, batch, steps_of = jax_evaluator(name, algorithm, instances, x64)
@@ -190,16 +201,18 @@ def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int
     start = time.perf_counter()
     out = run(batch)  # compiles
     first = time.perf_counter() - start
-    best = float("inf")
+    best, wall, cpu = float("inf"), 0.0, cpu_seconds()
     for _ in range(repeats):
         start = time.perf_counter()
         run(batch)
         best = min(best, time.perf_counter() - start)
+        wall += time.perf_counter() - start
+    cores = (cpu_seconds() - cpu) / wall
     with jax.enable_x64(x64):
         lowered = run.jitted.lower(batch.data)
         stats = lowered.compile().memory_analysis()
     mb = (stats.temp_size_in_bytes + stats.argument_size_in_bytes + stats.output_size_in_bytes) / 2**20
-    return best, max(first - best, 0.0), mb, steps_of(out)
+    return best, max(first - best, 0.0), mb, steps_of(out), cores
 
 
 # -- the table --------------------------------------------------------------------------
@@ -221,7 +234,7 @@ def main() -> None:
           "others: the seed programs")
     header = (f"{'benchmark':<12} | {'unit':<8} | {'batch':>5} | {'steps/inst':>10} | {'(a) env loop':>12} | "
               f"{'(b) numpy ref':>13} | {'(c) jax f64':>11} | {'(c) jax f32':>11} | {'compile s':>9} | "
-              f"{'XLA MB':>7} | {'c64/a':>6} | {'c32/a':>6}")
+              f"{'XLA MB':>7} | {'cpu/wall':>8} | {'c64/a':>6} | {'c32/a':>6}")
     print(header)
     print("-" * len(header))
     for name in names:
@@ -230,7 +243,7 @@ def main() -> None:
             loop = instances[: min(size, args.loop_cap)]
             a, _ = env_loop_rate(name, args.algorithm, loop)
             b, ref_steps = reference_rate(name, args.algorithm, loop)
-            t64, compile64, mb64, steps = time_jax(name, args.algorithm, instances, True, args.repeats,
+            t64, compile64, mb64, steps, cores = time_jax(name, args.algorithm, instances, True, args.repeats,
                                                    args.host_devices)
             if not np.array_equal(steps[: len(loop)], ref_steps):  # a speed table of a wrong evaluator is worthless
                 raise SystemExit(f"{name}: JAX and numpy episode lengths differ: run the family's parity tests")
@@ -241,7 +254,7 @@ def main() -> None:
                 t32, *_ = time_jax(name, args.algorithm, instances, False, args.repeats, args.host_devices)
                 c32 = steps.sum() / t32
             print(f"{name:<12} | {UNIT[FAMILY_OF[name]]:<8} | {size:>5} | {steps.mean():>10.1f} | {a:>12.3g} | "
-                  f"{b:>13.3g} | {c64:>11.3g} | {c32:>11.3g} | {compile64:>9.2f} | {mb64:>7.1f} | "
+                  f"{b:>13.3g} | {c64:>11.3g} | {c32:>11.3g} | {compile64:>9.2f} | {mb64:>7.1f} | {cores:>8.2f} | "
                   f"{c64 / a:>6.0f} | {c32 / a:>6.0f}", flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory of this process: {peak:.0f} MB")

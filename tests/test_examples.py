@@ -36,7 +36,7 @@ def test_the_throughput_command_prints_a_row_per_benchmark():
          "mapp_pc", "--batches", "2", "--loop-cap", "1", "--repeats", "1", "--no-f32"],
         capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
     assert out.returncode == 0, out.stderr
-    rows = {line.split("|")[0].strip(): line for line in out.stdout.splitlines() if line.count("|") == 11}
+    rows = {line.split("|")[0].strip(): line for line in out.stdout.splitlines() if line.count("|") == 12}
     assert {"dgc", "mas_jd", "hmtsp", "mapp_pc"} <= set(rows), out.stdout
     assert "device: cpu" in out.stdout or "device: gpu" in out.stdout
     for name in ("dgc", "mas_jd", "hmtsp", "mapp_pc"):
