@@ -73,6 +73,9 @@ class JaxProblem(abc.ABC):
     """One DCOP benchmark in ``jax.numpy`` (per-instance functions)."""
 
     domain: int
+    # Fields of ``arrays`` whose last axis varies between instances (neighbour lists),
+    # with their fill value: :func:`stack` pads them to the batch's longest.
+    ragged: Mapping[str, int] = {}
 
     @abc.abstractmethod
     def arrays(self, instance: Instance) -> dict[str, np.ndarray]:
@@ -135,6 +138,11 @@ def stack(problem: JaxProblem, instances: Sequence[Instance], peers: Callable[[I
         slots = max(2 * p.shape[0] for p in pair_lists)
         for arrays, pairs in zip(per_instance, pair_lists):
             arrays.update(peer_arrays(pairs, slots))
+    for key, fill in problem.ragged.items():
+        width = max(a[key].shape[-1] for a in per_instance)
+        for arrays in per_instance:
+            pad = [(0, 0)] * (arrays[key].ndim - 1) + [(0, width - arrays[key].shape[-1])]
+            arrays[key] = np.pad(arrays[key], pad, constant_values=fill)
     data = {}
     for key in per_instance[0]:
         shapes = {np.shape(a[key]) for a in per_instance}

@@ -19,11 +19,13 @@ def _target_cost(n, value):
 class SensorJax(js.JaxProblem):
     domain = D
 
+    ragged = {"rivals": -1}
+
     def arrays(self, instance):
         return {
             "candidate": np.asarray(instance.candidate, np.int32),
             "target_value": np.asarray(instance.target_value, np.float64),
-            "incompatible": np.asarray(instance.incompatible, np.float64),
+            "rivals": rivals(instance),
             "supply": simulator.supply(instance).astype(np.float64),
         }
 
@@ -35,17 +37,23 @@ class SensorJax(js.JaxProblem):
         t = data["target_value"].shape[0]
         return jnp.zeros(t, jnp.int32).at[jnp.maximum(g, 0)].add((g >= 0).astype(jnp.int32))
 
-    def _clash(self, data, x):
-        """(N, T): incompatible sensors tracking each target."""
+    def _clash(self, data, x, targets):
+        """``(N, W)``: incompatible sensors tracking ``targets[i, w]`` (any ``(N, W)`` targets).
+
+        Counts the rivals (incompatible sensors sharing a candidate target: no other
+        incompatible sensor can track one of ``i``'s targets), the same integers as the
+        numpy reference's ``incompatible @ onehot`` in O(N x rivals) instead of O(N^2 x T).
+        """
+        rivals = data["rivals"]
         g = self._tracked(data, x)
-        t = data["target_value"].shape[0]
-        onehot = (g[:, None] == jnp.arange(t)[None, :]).astype(data["incompatible"].dtype)
-        return data["incompatible"] @ onehot
+        rival_target = jnp.where(rivals >= 0, g[jnp.maximum(rivals, 0)], -2)  # -2 matches no target
+        hits = rival_target[:, None, :] == targets[:, :, None]
+        return hits.sum(axis=2, dtype=jnp.int32).astype(data["target_value"].dtype)
 
     def cost(self, data, x):
         n = self._coverage(data, x)
         g = self._tracked(data, x)
-        clash = jnp.take_along_axis(self._clash(data, x), jnp.maximum(g, 0)[:, None], axis=1)[:, 0]
+        clash = self._clash(data, x, jnp.maximum(g, 0)[:, None])[:, 0]
         pairs = jnp.sum(jnp.where(g >= 0, clash, 0.0)) / 2.0
         return jnp.sum(_target_cost(n, data["target_value"])) + simulator.INCOMPATIBLE_COST * pairs
 
@@ -59,8 +67,13 @@ class SensorJax(js.JaxProblem):
         value = data["target_value"][safe]
         base = jnp.where(valid, _target_cost(without, value), 0.0)
         joined = jnp.where(valid, _target_cost(without + 1, value), 0.0)
-        coverage_part = base.sum(axis=1, keepdims=True) + (joined - base)
-        clash = jnp.take_along_axis(self._clash(data, x), safe, axis=1)
+        # The four values' sum added left to right, as numpy adds so short a row (and
+        # cheaper in XLA than a reduction over an axis of four).
+        total = base[:, 0]
+        for v in range(1, D):
+            total = total + base[:, v]
+        coverage_part = total[:, None] + (joined - base)
+        clash = self._clash(data, x, safe)
         return coverage_part + simulator.INCOMPATIBLE_COST * jnp.where(valid, clash, 0.0)
 
     def features(self, data, state, landscape, role, idx):
@@ -80,10 +93,22 @@ class SensorJax(js.JaxProblem):
             "target_coverage": lambda: per_target(n_now),
             "target_supply": lambda: per_target(data["supply"]),
             "incompatibility_cost": lambda: simulator.INCOMPATIBLE_COST
-            * jnp.where(valid, jnp.take_along_axis(self._clash(data, state.x)[idx], safe, axis=1), 0.0),
+            * jnp.where(valid, self._clash(data, state.x, data["candidate"])[idx], 0.0),
             "coverage_change": lambda: per_target(n_now - self._coverage(data, state.x_prev)),
         }
         return {f.name: available[f.name]() for f in ROLE_FEATURES[role]}
+
+
+def rivals(instance) -> np.ndarray:
+    """``(N, K)``: each sensor's incompatible sensors that share a candidate target with
+    it, padded with ``-1`` (``K`` the largest count in this instance)."""
+    rival = simulator.shares_target(instance) & instance.incompatible
+    width = max(1, int(rival.sum(axis=1).max(initial=0)))
+    out = np.full((rival.shape[0], width), -1, np.int32)
+    for i, row in enumerate(rival):
+        found = np.flatnonzero(row)
+        out[i, : found.size] = found
+    return out
 
 
 PROBLEM = SensorJax()

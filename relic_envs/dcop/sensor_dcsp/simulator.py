@@ -76,13 +76,19 @@ def supply(instance) -> np.ndarray:
     return np.bincount(c, minlength=instance.target_value.size)
 
 
-def peers(instance) -> np.ndarray:
-    """Pairs of sensors with a candidate target in common."""
+def shares_target(instance) -> np.ndarray:
+    """``(N, N)`` bool: sensors with a candidate target in common (True on the diagonal
+    of every sensor with a target)."""
     cand = instance.candidate
     sees = np.zeros((cand.shape[0], instance.target_value.size), dtype=np.int64)
     rows, cols = np.nonzero(cand >= 0)
     sees[rows, cand[rows, cols]] = 1
-    shared = (sees @ sees.T) > 0  # exact: int64, numpy's own integer loop (no BLAS)
-    i, j = np.triu_indices(cand.shape[0], k=1)
+    return (sees @ sees.T) > 0  # exact: int64, numpy's own integer loop (no BLAS)
+
+
+def peers(instance) -> np.ndarray:
+    """Pairs of sensors with a candidate target in common."""
+    shared = shares_target(instance)
+    i, j = np.triu_indices(shared.shape[0], k=1)
     keep = shared[i, j]
     return np.stack([i[keep], j[keep]], axis=1)

@@ -22,14 +22,19 @@ class SHDSJax(js.JaxProblem):
             "pref_start": np.asarray(instance.pref_start, np.int32),
             "price": np.asarray(instance.price, np.float64),
             "capacity": np.asarray(instance.capacity, np.float64),
+            # Energy and preference terms of the landscape do not depend on x: computed
+            # once, by the numpy reference's own code, so they carry its exact bits.
+            "own_cost": simulator.own_cost(instance),
         }
 
-    def _occupancy(self, data, dtype):
-        return jnp.asarray(simulator.OCCUPANCY, dtype)[data["duration"]]  # (N, 18, 24)
+    def _running(self, data, x):
+        """``(N, 24)``: 1 where device ``i`` started at ``x_i`` runs in slot ``h``."""
+        h = jnp.arange(simulator.N_SLOTS)[None, :]
+        start = x[:, None]
+        return ((h >= start) & (h < start + data["duration"][:, None])).astype(data["power"].dtype)
 
     def load(self, data, x):
-        occ = self._occupancy(data, data["power"].dtype)
-        return data["power"] @ occ[jnp.arange(x.shape[0]), x]
+        return data["power"] @ self._running(data, x)
 
     def cost(self, data, x):
         load = self.load(data, x)
@@ -38,16 +43,26 @@ class SHDSJax(js.JaxProblem):
         return data["price"] @ load + preference + overload
 
     def violation(self, data, x):
-        own = self._occupancy(data, data["power"].dtype) * data["power"][:, None, None]
-        rest = self.load(data, x)[None, :] - own[jnp.arange(x.shape[0]), x]
-        moved = rest[:, None, :] + own
-        return simulator.OVERLOAD_COST * jnp.maximum(0.0, moved - data["capacity"]).sum(axis=2)
+        """``(N, 18)`` overload with device ``i`` moved to start ``v``, in O(N x 24).
+
+        Moving ``i`` to ``v`` adds its power to the slots of its window ``v .. v+d_i-1``
+        and leaves the others at the rest of the load, so the overload is the rest's
+        overload over all 24 slots plus, per window slot, what ``i``'s power adds to it:
+        a window sum over at most six slots instead of the ``(18, 24)`` moved-load
+        profile per device (what ``simulator.violation`` builds; same terms, summed in
+        another order).
+        """
+        power, capacity = data["power"], data["capacity"]
+        rest = self.load(data, x)[None, :] - power[:, None] * self._running(data, x)  # (N, 24)
+        over = jnp.maximum(0.0, rest - capacity)
+        added = jnp.maximum(0.0, (rest + power[:, None]) - capacity) - over
+        window = jnp.zeros((x.shape[0], D), rest.dtype)
+        for k in range(simulator.MAX_DURATION):
+            window = window + jnp.where(k < data["duration"][:, None], added[:, k : k + D], 0.0)
+        return simulator.OVERLOAD_COST * (over.sum(axis=1)[:, None] + window)
 
     def landscape(self, data, x):
-        occ = self._occupancy(data, data["power"].dtype)
-        energy = data["power"][:, None] * (occ @ data["price"])
-        preference = simulator.PREFERENCE_COST * jnp.abs(jnp.arange(D)[None, :] - data["pref_start"][:, None])
-        return energy + preference + self.violation(data, x)
+        return data["own_cost"] + self.violation(data, x)
 
     def features(self, data, state, landscape, role, idx):
         load = self.load(data, state.x)

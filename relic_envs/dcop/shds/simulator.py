@@ -71,7 +71,12 @@ def violation(instance, x: np.ndarray) -> np.ndarray:
     return OVERLOAD_COST * overload
 
 
-def landscape(instance, x: np.ndarray) -> np.ndarray:
+def own_cost(instance) -> np.ndarray:
+    """``(N, 18)``: each device's energy price and preference term at each start (no coupling)."""
     energy = instance.power[:, None] * run_price(instance.price)[instance.duration]
     preference = PREFERENCE_COST * np.abs(np.arange(N_STARTS)[None, :] - instance.pref_start[:, None])
-    return energy + preference + violation(instance, x)
+    return energy + preference
+
+
+def landscape(instance, x: np.ndarray) -> np.ndarray:
+    return own_cost(instance) + violation(instance, x)
