@@ -15,7 +15,8 @@ the same per instance whatever the batch, so they are measured on ``min(batch,
 --loop-cap)`` instances and reported as a rate; a row whose JAX episode lengths differ
 from numpy's stops the script. Compile time, XLA buffer sizes (arguments, outputs and
 temporaries of the compiled program) and the process's peak resident memory are
-reported apart from steady-state speed (best of ``--repeats`` calls); ``cpu/wall`` is the
+reported apart from steady-state speed (best of ``--repeats`` calls on a batch already on
+the device: placing it there is a one-off per batch, not a per-evaluation cost); ``cpu/wall`` is the
 process's CPU time over the wall time of the float64 steady-state calls, i.e. how many
 cores the compiled program kept busy.
 
@@ -164,14 +165,16 @@ def jax_evaluator(name: str, algorithm: str, instances: list, x64: bool) -> tupl
     return jax_eval.evaluator(name, seed_jax_team(name), x64=x64), batch, lambda out: np.asarray(out.steps)
 
 
-def shard(batch, devices: int):
-    """``batch`` with its instance arrays split over ``devices`` along the batch axis (others replicated)."""
+def place(batch, devices: int):
+    """``batch`` on the device, once, before the timed calls (as the learner, which scores
+    many teams on one batch, and an RL loop keep it); with ``devices > 1`` its instance
+    arrays are split over the devices along the batch axis (others replicated)."""
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     size = len(jax.tree.leaves(batch.data)[0])
     if devices <= 1 or size % devices:
-        return batch
+        return batch._replace(data=jax.device_put(dict(batch.data)))
     mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
     split, whole = NamedSharding(mesh, PartitionSpec("batch")), NamedSharding(mesh, PartitionSpec())
 
@@ -197,7 +200,7 @@ def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int
 
     run, batch, steps_of = jax_evaluator(name, algorithm, instances, x64)
     with jax.enable_x64(x64):
-        batch = shard(batch, devices)
+        batch = place(batch, devices)
     start = time.perf_counter()
     out = run(batch)  # compiles
     first = time.perf_counter() - start

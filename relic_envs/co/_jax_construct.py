@@ -17,7 +17,9 @@ counts; it is repaired to the fallback (the candidate of least cost, ties: the l
 as ``cheapest``) when it is ``-1`` where skipping is not allowed, outside ``-1..n-1``, or
 not a candidate, and each repair is counted for that role. JAX answers are always
 integers, so the ``"exception"`` and ``"type"`` reasons cannot occur. All three policies
-run at every decision (under ``vmap`` a switch on the role would run them all anyway).
+run at every decision (under ``vmap`` a switch on the role would run them all anyway),
+except where the roles take turns in a fixed cycle (``cyclic``, HMTSP): there each
+decision of a three-decision loop body runs its own role's policy only.
 
 Batches, float32 casting and the ``Aligned`` observation encoding are shared with the
 event-driven evaluators of :mod:`relic_envs.co._jax_events`. Float64 by default
@@ -60,6 +62,10 @@ class JaxConstructProblem(abc.ABC):
     """What one constructive routing benchmark defines in JAX; the decision loop is shared."""
 
     name: str
+    # True where the roles decide in the fixed cycle A, B, C from the first decision on
+    # (HMTSP's vehicles): the loop then runs three decisions per iteration, each with
+    # only its role's observation and policy, instead of all three policies every time.
+    cyclic: bool = False
 
     @abc.abstractmethod
     def arrays(self, instance) -> dict[str, np.ndarray]:
@@ -106,13 +112,18 @@ def repaired(d: Decision, j) -> tuple[Any, Any]:
     return jnp.where(valid, j, fallback).astype(jnp.int32), valid
 
 
-def _step(problem, policies, data, carry):
+def _step(problem, policies, data, carry, role: int | None = None):
+    """One decision; ``role`` (static) is the deciding role where the caller knows it."""
     s, repairs, steps = carry
     d = problem.decision(data, s)
     masks = tuple(d.mask & (d.role == k) for k in range(len(ROLES)))
-    obs = problem.observe(data, s, masks)
-    answers = jnp.stack([jnp.asarray(policies[r](obs[r])).astype(jnp.int32) for r in ROLES])
-    choice, valid = repaired(d, answers[d.role])
+    obs = problem.observe(data, s, masks)  # unused roles' observations are dead code to XLA
+    if role is None:
+        answers = jnp.stack([jnp.asarray(policies[r](obs[r])).astype(jnp.int32) for r in ROLES])
+        answer = answers[d.role]
+    else:
+        answer = jnp.asarray(policies[ROLES[role]](obs[ROLES[role]])).astype(jnp.int32)
+    choice, valid = repaired(d, answer)
     repairs = repairs + (jnp.arange(len(ROLES)) == d.role) * ~valid
     return problem.apply(data, s, choice), repairs, steps + 1
 
@@ -125,8 +136,17 @@ def rollout_one(problem: JaxConstructProblem, policies: Mapping[str, Callable], 
         s, _, steps = carry
         return ~s["done"] & (steps < bound)
 
+    def cycle(carry):
+        # Decisions 3t, 3t+1, 3t+2 belong to A, B, C; one that the construction does not
+        # reach (done, or the step bound) leaves the carry as it is.
+        for role in range(len(ROLES)):
+            stepped = _step(problem, policies, data, carry, role)
+            carry = jax.tree.map(lambda new, old, on=going(carry): jnp.where(on, new, old), stepped, carry)
+        return carry
+
+    body = cycle if problem.cyclic else (lambda c: _step(problem, policies, data, c))
     carry = (problem.init(data), jnp.zeros(len(ROLES), jnp.int32), jnp.int32(0))
-    s, repairs, steps = jax.lax.while_loop(going, lambda c: _step(problem, policies, data, c), carry)
+    s, repairs, steps = jax.lax.while_loop(going, body, carry)
     return Outcome(problem.objective(data, s), repairs, steps, problem.solution(data, s))
 
 

@@ -19,6 +19,7 @@ from relic_envs.co.hmtsp.simulator import BALANCE, EXCESS
 
 class HMTSPJax(jc.JaxConstructProblem):
     name = "hmtsp"
+    cyclic = True  # vehicle k = A, B, C decides turns k, k + 3, ... (skips and forced turns included)
 
     def arrays(self, instance):
         svc = instance.service[:, instance.task_type]  # (3, N): s_{k, c(j)}; "back" (3, N): l(j, d_k)
@@ -37,7 +38,8 @@ class HMTSPJax(jc.JaxConstructProblem):
         zeros = jnp.zeros(VEHICLES, data["travel"].dtype)
         return {"cur": n + jnp.arange(VEHICLES), "lengths": zeros, "open": zeros, "count": jnp.zeros(VEHICLES, int),
                 "vehicle": jnp.full(n, -1), "position": jnp.full(n, -1), "turn": jnp.int32(0), "skips": jnp.int32(0),
-                "forced": jnp.int32(0), "done": jnp.bool_(False)}
+                "forced": jnp.int32(0), "done": jnp.bool_(False),
+                "row_best": jnp.full(VEHICLES, jnp.inf, data["travel"].dtype), "row_best_id": jnp.zeros(VEHICLES, jnp.int32)}
 
     def increments(self, data, s):
         """``(3, N)``: row ``k`` is ``State.increments(k)``, the change of ``L_k`` when each customer is appended."""
@@ -70,15 +72,23 @@ class HMTSPJax(jc.JaxConstructProblem):
     def apply(self, data, s, choice):
         skips = jnp.where(choice >= 0, 0, s["skips"] + 1)
         forced = skips == VEHICLES  # every vehicle skipped its latest turn
+        # The forced assignment is the row-major first minimum of the whole (3, N) table of
+        # free customers (lowest vehicle, then lowest customer). Skips change nothing, so
+        # over the three skipped turns that force it each vehicle's row was the deciding
+        # one once: its first minimum, kept per row, is all the forced choice needs, and
+        # the table is never reduced as a whole (that reduction cost a third of a step).
+        k_now, row = s["turn"], self.increments(data, s)[s["turn"]]
         free = s["vehicle"] < 0
-        table = jnp.where(free[None, :], self.increments(data, s), jnp.inf)
-        flat = jnp.argmin(table)  # row-major first minimum: lowest vehicle, then lowest customer
-        n = free.shape[0]
-        k = jnp.where(choice >= 0, s["turn"], flat // n)
-        j = jnp.where(choice >= 0, choice, flat % n)
+        j_now = jc.first_min(free, row)
+        row_best = jc.put(s["row_best"], k_now, jnp.where(free.any(), row[j_now], jnp.inf))
+        row_best_id = jc.put(s["row_best_id"], k_now, j_now)
+        k_forced = jc.first_min(jnp.ones(VEHICLES, bool), row_best)
+        k = jnp.where(choice >= 0, k_now, k_forced)
+        j = jnp.where(choice >= 0, choice, row_best_id[k_forced])
         s = self._append(data, s, k, j, (choice >= 0) | forced)
         return {**s, "skips": jnp.where(forced, 0, skips), "forced": s["forced"] + forced,
-                "turn": (s["turn"] + 1) % VEHICLES, "done": ~(s["vehicle"] < 0).any()}
+                "turn": (s["turn"] + 1) % VEHICLES, "done": ~(s["vehicle"] < 0).any(),
+                "row_best": row_best, "row_best_id": row_best_id}
 
     def _append(self, data, s, k, j, on):
         dist, n = data["dist"], data["task_type"].shape[0]
