@@ -18,7 +18,9 @@ the ``"exception"`` and ``"type"`` reasons cannot occur.
 ``problem.max_decisions(shape)`` times (each benchmark derives its bound: one decision
 per role per operation or task); all three policies are evaluated at every decision
 (under ``vmap`` a switch on the role would evaluate them all anyway) and the answers of
-the roles not deciding are ignored.
+the roles not deciding are ignored, except where the roles decide in a fixed cycle
+(``cyclic``, MRCPS): there each decision of a three-decision loop body runs its own
+role's policy only.
 
 Float64 by default (``jax.enable_x64``) so schedules match the numpy reference exactly;
 ``x64=False`` runs float32/int32 (faster, no parity promise).
@@ -63,6 +65,12 @@ class JaxEventProblem(abc.ABC):
     """What one event-driven benchmark defines in JAX; the decision loop is shared."""
 
     name: str
+    # Where the roles decide in the fixed cycle A, B, C (MRCPS's project, task, worker),
+    # the loop runs one cycle per iteration with only the deciding role's policy, and
+    # ``advance`` only after the roles in ``advances_after`` (after MRCPS's A and B the
+    # next decision is always pending at the same time: advancing would not move).
+    cyclic: bool = False
+    advances_after: tuple[bool, bool, bool] = (True, True, True)
 
     @abc.abstractmethod
     def arrays(self, instance) -> dict[str, np.ndarray]:
@@ -144,21 +152,26 @@ def aligned(mask, values):
     return {"mask": mask.astype(jnp.int8), "value": jnp.where(mask, values, 0.0).astype(jnp.result_type(float))}
 
 
-def _step(problem, policies, data, carry):
+def _step(problem, policies, data, carry, static_role: int | None = None):
+    """One decision; ``static_role`` is the deciding role where the caller knows it."""
     s, repairs, steps = carry
     role = s["role"]
     picked = problem.candidates(data, s)
     masks = tuple(m & (role == k) for k, (m, _) in enumerate(picked))
-    obs = problem.observe(data, s, masks)
+    obs = problem.observe(data, s, masks)  # unused roles' observations are dead code to XLA
     choice, bad = jnp.int32(0), jnp.bool_(False)
     for k, r in enumerate(ROLES):
+        if static_role is not None and k != static_role:
+            continue
         mask, cost = masks[k], picked[k][1]
         j = jnp.asarray(policies[r](obs[r])).astype(jnp.int32)
         valid = (j >= 0) & (j < mask.shape[0]) & mask[jnp.clip(j, 0, mask.shape[0] - 1)]
         mine = role == k
         choice = jnp.where(mine, jnp.where(valid, j, first_min(mask, cost)), choice)
         bad = bad | (mine & ~valid)
-    s = problem.advance(data, problem.apply(data, s, choice))
+    s = problem.apply(data, s, choice)
+    if static_role is None or problem.advances_after[static_role]:
+        s = problem.advance(data, s)
     repairs = repairs.at[role].add(bad.astype(jnp.int32))
     return s, repairs, steps + 1
 
@@ -171,8 +184,17 @@ def rollout_one(problem: JaxEventProblem, policies: Mapping[str, Callable], data
         s, _, steps = carry
         return ~s["done"] & (steps < bound)
 
+    def cycle(carry):
+        # Decisions 3t, 3t+1, 3t+2 belong to A, B, C; one that the construction does not
+        # reach (done, or the bound) leaves the carry as it is.
+        for role in range(len(ROLES)):
+            stepped = _step(problem, policies, data, carry, role)
+            carry = jax.tree.map(lambda new, old, on=going(carry): jnp.where(on, new, old), stepped, carry)
+        return carry
+
+    body = cycle if problem.cyclic else (lambda c: _step(problem, policies, data, c))
     carry = (s, jnp.zeros(len(ROLES), jnp.int32), jnp.int32(0))
-    s, repairs, steps = jax.lax.while_loop(going, lambda c: _step(problem, policies, data, c), carry)
+    s, repairs, steps = jax.lax.while_loop(going, body, carry)
     return Outcome(problem.objective(data, s), repairs, steps, problem.schedule(data, s))
 
 

@@ -31,6 +31,10 @@ STAGE_A, STAGE_B, STAGE_C = 0, 1, 2
 
 class MRCPSJax(je.JaxEventProblem):
     name = "mrcps"
+    cyclic = True  # project (A), task (B), worker (C), from the first decision on
+    # A's project has a schedulable task, and a schedulable task a free qualified worker:
+    # only C's commitment can leave nothing to decide at the current time.
+    advances_after = (False, False, True)
 
     def shape(self, instance: MRCPSInstance):
         return (instance.n_tasks, instance.n_projects) + tuple(instance.level.shape)
@@ -38,10 +42,11 @@ class MRCPSJax(je.JaxEventProblem):
     def arrays(self, instance: MRCPSInstance):
         return {
             "project": instance.project.astype(np.int64), "duration": instance.duration.astype(np.float64),
-            "skill": instance.skill.astype(np.int64), "pred": np.asarray(instance.pred, bool),
+            "skill": instance.skill.astype(np.int64), "pred_bits": pred_bits(np.asarray(instance.pred, bool)),
             "level": instance.level.astype(np.float64), "cost": np.asarray(instance.cost, np.float64),
             "due": np.asarray(instance.due, np.float64), "weight": np.asarray(instance.weight, np.float64),
             "successors": instance.successors().astype(np.float64),
+            "qualified": instance.level[:, instance.skill] > 0,  # (W, N): worker w can do task i
         }
 
     def max_decisions(self, data):
@@ -55,20 +60,21 @@ class MRCPSJax(je.JaxEventProblem):
             "t": jnp.zeros((), f), "worker": jnp.full(n, -1, jnp.int32), "start": minus, "finish": minus,
             "span": jnp.zeros(n, f), "free_at": jnp.zeros(data["cost"].shape[0], f),
             "project": jnp.int32(-1), "task": jnp.int32(-1), "role": jnp.int32(STAGE_A), "done": jnp.bool_(False),
-            "preds_done": ~data["pred"].any(axis=1),
+            "preds_done": ~(data["pred_bits"] != 0).any(axis=1),
         }
 
     def _schedulable(self, data, s):
         """``(N,)`` ``State.schedulable``: not started, predecessors complete, a free qualified worker."""
         free = s["free_at"] <= s["t"]
-        staffed = ((data["level"] > 0) & free[:, None]).any(axis=0)
-        return (s["worker"] < 0) & s["preds_done"] & staffed[data["skill"]]
+        staffed = (data["qualified"] & free[:, None]).any(axis=0)  # a reduction per task, no gather
+        return (s["worker"] < 0) & s["preds_done"] & staffed
 
     def _jump(self, data, s):
         running = (s["worker"] >= 0) & (s["finish"] > s["t"])
         t = jnp.min(jnp.where(running, s["finish"], jnp.inf))
         completed = (s["worker"] >= 0) & (s["finish"] <= t)
-        return {**s, "t": t, "preds_done": ~(data["pred"] & ~completed[None, :]).any(axis=1)}
+        pending = (data["pred_bits"] & ~_as_bits(completed, data["pred_bits"].dtype)[None, :]) != 0
+        return {**s, "t": t, "preds_done": ~pending.any(axis=1)}
 
     def advance(self, data, s):
         def waiting(s):
@@ -145,6 +151,29 @@ class MRCPSJax(je.JaxEventProblem):
 
     def schedule(self, data, s):
         return {k: s[k] for k in ("worker", "start", "finish", "span")}
+
+
+def pred_bits(pred: np.ndarray) -> np.ndarray:
+    """``(N, ceil(N / 32))`` uint32: bit ``j % 32`` of word ``j // 32`` of row ``i`` is ``pred[i, j]``.
+
+    "Every predecessor complete" is then a few word ANDs per task at each time jump,
+    not a pass over the whole ``(N, N)`` matrix (which cost most of an MRCPS decision).
+    """
+    n = pred.shape[0]
+    words = -(-n // 32)
+    padded = np.zeros((n, words * 32), bool)
+    padded[:, : pred.shape[1]] = pred
+    weights = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
+    return (padded.reshape(n, words, 32) * weights).sum(axis=2).astype(np.uint32)
+
+
+def _as_bits(flags, dtype):
+    """``(ceil(N / 32),)``: ``flags`` packed as :func:`pred_bits` packs a row. The words add
+    distinct powers of two, so the sum is the bitwise OR in any integer type."""
+    words = -(-flags.shape[0] // 32)
+    padded = jnp.zeros(words * 32, dtype).at[: flags.shape[0]].set(flags.astype(dtype))
+    shifts = jnp.arange(32, dtype=dtype)
+    return jnp.sum(padded.reshape(words, 32) << shifts, axis=1, dtype=dtype)
 
 
 PROBLEM = MRCPSJax()
