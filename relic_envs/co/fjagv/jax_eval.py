@@ -65,6 +65,7 @@ class FJAGVJax(je.JaxEventProblem):
             "agv_of": jnp.full(n, -1, jnp.int32), "delivered": minus, "start": minus, "finish": minus,
             "machine_free_at": jnp.zeros(m, f), "agv_pos": jnp.zeros(g, jnp.int32), "agv_free_at": jnp.zeros(g, f),
             "done": jnp.bool_(False), "role": jnp.int32(NONE), "about": jnp.int32(-1),
+            "backlog": jnp.zeros(m, f),  # per machine, processing time assigned and not started
         }
 
     def _source(self, data, s):
@@ -111,11 +112,12 @@ class FJAGVJax(je.JaxEventProblem):
 
     # -- the decision ----------------------------------------------------------------------
     def _ready_times(self, data, s):
-        """``(M,)`` ``State.machine_ready_times``: free time (or now) plus the backlog assigned."""
-        m = data["pt"].shape[1]
-        waiting = (s["machine"] >= 0) & (s["start"] < 0)
-        assigned = (s["machine"][:, None] == jnp.arange(m)) & waiting[:, None]
-        return jnp.maximum(s["machine_free_at"], s["t"]) + jnp.where(assigned, data["pt"], 0.0).sum(axis=0)
+        """``(M,)`` ``State.machine_ready_times``: free time (or now) plus the backlog assigned.
+
+        The backlog is kept in the state (added at A, removed at B) instead of summed over
+        the ``(N, M)`` assignment each decision (a quarter of the decision's time); the
+        processing times are integers, so the running sums are exact."""
+        return jnp.maximum(s["machine_free_at"], s["t"]) + s["backlog"]
 
     def _trip_times(self, data, s, agv):
         src = self._source(data, s)
@@ -165,13 +167,17 @@ class FJAGVJax(je.JaxEventProblem):
         arrive = s["t"] + empty + loaded
         delivered = _set(delivered, op, arrive, on_c)
         # B: machine x starts operation `choice`.
-        finish_b = s["t"] + data["pt"][op_c, jnp.clip(x, 0, data["pt"].shape[1] - 1)]
+        m_b = jnp.clip(x, 0, data["pt"].shape[1] - 1)
+        finish_b = s["t"] + data["pt"][op_c, m_b]
+        m_a = jnp.clip(choice, 0, data["pt"].shape[1] - 1)
+        backlog = s["backlog"] + jnp.where(on_a, data["pt"][op_c, m_a], 0.0) * (jnp.arange(s["backlog"].shape[0]) == m_a)
+        backlog = backlog - jnp.where(on_b, data["pt"][op_c, m_b], 0.0) * (jnp.arange(s["backlog"].shape[0]) == m_b)
         return {
             **s, "machine": machine, "delivered": delivered, "needs_trip": needs_trip,
             "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
             "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
             "start": _set(s["start"], op, s["t"], on_b), "finish": _set(s["finish"], op, finish_b, on_b),
-            "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b),
+            "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b), "backlog": backlog,
         }
 
     # -- the result ------------------------------------------------------------------------
