@@ -42,3 +42,15 @@ def test_the_throughput_command_prints_a_row_per_benchmark():
     for name in ("dgc", "mas_jd", "hmtsp", "mapp_pc"):
         jax_rate = float(rows[name].split("|")[6])
         assert jax_rate > 0
+
+
+def test_the_profile_command_names_the_compiled_programs_operations():
+    pytest.importorskip("jax")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "jax_profile.py"), "--env", "mrcps", "--batch", "2", "--top", "5"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.count("|") == 3 and not line.strip().startswith("ms")]
+    assert 1 <= len(rows) <= 5, out.stdout
+    assert all(float(row.split("|")[0]) >= 0 and int(row.split("|")[1]) >= 1 for row in rows)
+    assert any("while" in row or "fusion" in row for row in rows), out.stdout
