@@ -22,7 +22,6 @@ import tempfile
 import time
 
 import jax
-
 from jax_throughput import FAMILY_OF, instances_for, jax_evaluator, place
 
 

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from relic_envs.co._jax_events import Batch, _cast, aligned, first_min, jax, jnp, stack  # noqa: F401 - re-exported
+from relic_envs.co._jax_events import Batch, _cast, aligned, first_min, jax, jnp, role_cycle, stack  # noqa: F401 - re-exported
 from relic_envs.core.benchmark import ROLES
 from relic_envs.errors import InvalidConfig
 
@@ -136,15 +136,10 @@ def rollout_one(problem: JaxConstructProblem, policies: Mapping[str, Callable], 
         s, _, steps = carry
         return ~s["done"] & (steps < bound)
 
-    def cycle(carry):
-        # Decisions 3t, 3t+1, 3t+2 belong to A, B, C; one that the construction does not
-        # reach (done, or the step bound) leaves the carry as it is.
-        for role in range(len(ROLES)):
-            stepped = _step(problem, policies, data, carry, role)
-            carry = jax.tree.map(lambda new, old, on=going(carry): jnp.where(on, new, old), stepped, carry)
-        return carry
-
-    body = cycle if problem.cyclic else (lambda c: _step(problem, policies, data, c))
+    if problem.cyclic:
+        body = lambda c: role_cycle(lambda c, role: _step(problem, policies, data, c, role), going, c)  # noqa: E731
+    else:
+        body = lambda c: _step(problem, policies, data, c)  # noqa: E731
     carry = (problem.init(data), jnp.zeros(len(ROLES), jnp.int32), jnp.int32(0))
     s, repairs, steps = jax.lax.while_loop(going, body, carry)
     return Outcome(problem.objective(data, s), repairs, steps, problem.solution(data, s))

@@ -176,6 +176,16 @@ def _step(problem, policies, data, carry, static_role: int | None = None):
     return s, repairs, steps + 1
 
 
+def role_cycle(step: Callable, going: Callable, carry):
+    """Decisions 3t, 3t+1, 3t+2 of a fixed A, B, C cycle: ``step(carry, role)`` with a static
+    role each; a decision the construction does not reach (``going`` false: complete, or
+    the bound) leaves the carry as it is."""
+    for role in range(len(ROLES)):
+        on, stepped = going(carry), step(carry, role)
+        carry = jax.tree.map(lambda new, old, on=on: jnp.where(on, new, old), stepped, carry)
+    return carry
+
+
 def rollout_one(problem: JaxEventProblem, policies: Mapping[str, Callable], data, bound: int) -> Outcome:
     """Every decision of one instance, until the construction is complete (at most ``bound``)."""
     s = problem.advance(data, problem.init(data))
@@ -184,15 +194,10 @@ def rollout_one(problem: JaxEventProblem, policies: Mapping[str, Callable], data
         s, _, steps = carry
         return ~s["done"] & (steps < bound)
 
-    def cycle(carry):
-        # Decisions 3t, 3t+1, 3t+2 belong to A, B, C; one that the construction does not
-        # reach (done, or the bound) leaves the carry as it is.
-        for role in range(len(ROLES)):
-            stepped = _step(problem, policies, data, carry, role)
-            carry = jax.tree.map(lambda new, old, on=going(carry): jnp.where(on, new, old), stepped, carry)
-        return carry
-
-    body = cycle if problem.cyclic else (lambda c: _step(problem, policies, data, c))
+    if problem.cyclic:
+        body = lambda c: role_cycle(lambda c, role: _step(problem, policies, data, c, role), going, c)  # noqa: E731
+    else:
+        body = lambda c: _step(problem, policies, data, c)  # noqa: E731
     carry = (s, jnp.zeros(len(ROLES), jnp.int32), jnp.int32(0))
     s, repairs, steps = jax.lax.while_loop(going, body, carry)
     return Outcome(problem.objective(data, s), repairs, steps, problem.schedule(data, s))
