@@ -112,17 +112,18 @@ def repaired(d: Decision, j) -> tuple[Any, Any]:
     return jnp.where(valid, j, fallback).astype(jnp.int32), valid
 
 
-def _step(problem, policies, data, carry, role: int | None = None):
-    """One decision; ``role`` (static) is the deciding role where the caller knows it."""
+def _step(problem, policies, data, carry, static_role: int | None = None):
+    """One decision; ``static_role`` is the deciding role where the caller knows it."""
     s, repairs, steps = carry
     d = problem.decision(data, s)
     masks = tuple(d.mask & (d.role == k) for k in range(len(ROLES)))
     obs = problem.observe(data, s, masks)  # unused roles' observations are dead code to XLA
-    if role is None:
+    if static_role is None:
         answers = jnp.stack([jnp.asarray(policies[r](obs[r])).astype(jnp.int32) for r in ROLES])
         answer = answers[d.role]
     else:
-        answer = jnp.asarray(policies[ROLES[role]](obs[ROLES[role]])).astype(jnp.int32)
+        role = ROLES[static_role]
+        answer = jnp.asarray(policies[role](obs[role])).astype(jnp.int32)
     choice, valid = repaired(d, answer)
     repairs = repairs + (jnp.arange(len(ROLES)) == d.role) * ~valid
     return problem.apply(data, s, choice), repairs, steps + 1
