@@ -39,11 +39,13 @@ TIE_TOL = 1e-9
 VARIANTS = ("A", "B", "C")
 
 
-def dsa_decide(cur, delta, u, *, p: float, variant: str, xp=np):
+def dsa_decide(cur, delta, u, *, p: float, variant: str, xp=np, argmin=None):
     """One DSA decision for ``m`` variables; returns their next values.
 
     ``xp`` is the array namespace: ``numpy`` here, ``jax.numpy`` for the JAX twin
-    (``baselines.dcop.dsa_jax``), so both run the same rule.
+    (``baselines.dcop.dsa_jax``), so both run the same rule. ``argmin(values)`` is the
+    row-wise first-minimum index (``values.argmin(axis=1)`` unless given: the JAX twin
+    passes ``first_argmin``, the same index computed faster by XLA).
     """
     m, d = delta.shape
     rows = xp.arange(m)
@@ -56,7 +58,8 @@ def dsa_decide(cur, delta, u, *, p: float, variant: str, xp=np):
     lateral_tied = tied & (xp.arange(d)[None, :] != cur[:, None])
     has_lateral = lateral_tied.any(axis=1)
     choose_from = xp.where(improving[:, None], tied, lateral_tied)
-    target = xp.where(choose_from, u[:, :d], xp.inf).argmin(axis=1)
+    masked = xp.where(choose_from, u[:, :d], xp.inf)
+    target = masked.argmin(axis=1) if argmin is None else argmin(masked)
     if variant == "A":
         eligible = improving
     elif variant == "B":

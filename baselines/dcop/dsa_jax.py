@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from baselines.dcop.dsa import DSA, dsa_decide
-from relic_envs.dcop._jax_sweep import jnp
+from relic_envs.dcop._jax_sweep import first_argmin, jnp
 
 
 def dsa_policy(p: float = 0.7, variant: str = "B"):
@@ -11,7 +11,7 @@ def dsa_policy(p: float = 0.7, variant: str = "B"):
     DSA(p=p, variant=variant)  # validates the settings
 
     def policy(obs):
-        values = dsa_decide(obs["cur"], obs["delta"], obs["u"], p=p, variant=variant, xp=jnp)
+        values = dsa_decide(obs["cur"], obs["delta"], obs["u"], p=p, variant=variant, xp=jnp, argmin=first_argmin)
         return values.astype(jnp.int32)
 
     return policy

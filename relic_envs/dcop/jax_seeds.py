@@ -17,12 +17,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from relic_envs.dcop._jax_sweep import jnp
+from relic_envs.dcop._jax_sweep import first_argmin, jnp
 
 
 def _pick(mask, u, domain):
     """Among the values where ``mask`` holds, the one with the smallest ``u``."""
-    return jnp.where(mask, u[:, :domain], jnp.inf).argmin(axis=1)
+    return first_argmin(jnp.where(mask, u[:, :domain], jnp.inf))
 
 
 # --- DGC -----------------------------------------------------------------------------

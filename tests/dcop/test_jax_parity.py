@@ -80,6 +80,15 @@ def test_dsa_parity_on_generated_instances(name, seed, p):
     np.testing.assert_allclose(result.costs, [r.objective for r in reference], rtol=1e-6)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 21), st.sampled_from([0.0, 0.3, 1.0]))
+def test_first_argmin_is_argmin_with_ties_and_infinities(seed, width, blocked):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 4, size=(5, width)).astype(float)  # few levels: many ties
+    values[rng.random(values.shape) < blocked] = np.inf  # blocked = 1.0: rows of inf only
+    np.testing.assert_array_equal(np.asarray(js.first_argmin(js.jnp.asarray(values))), values.argmin(axis=1))
+
+
 def test_out_of_domain_jax_policy_is_flagged_invalid():
     team = dsa_jax_team()
     team["B"] = lambda obs: obs["cur"] + 7
