@@ -95,6 +95,10 @@ class JaxProblem(abc.ABC):
     # Fields of ``arrays`` whose last axis varies between instances (neighbour lists),
     # with their fill value: :func:`stack` pads them to the batch's longest.
     ragged: Mapping[str, int] = {}
+    # Instances per block when a batch runs block after block (``lax.map``), so that a
+    # block's per-sweep arrays stay nearer the cores' caches; ``None``: the whole batch
+    # at once. Set where measured (``benchmarks/RESULTS.md``); same decisions either way.
+    block: int | None = None
 
     @abc.abstractmethod
     def arrays(self, instance: Instance) -> dict[str, np.ndarray]:
@@ -236,13 +240,27 @@ def rollout_batch(problem: JaxProblem, policies: Mapping[str, Callable], data: M
     return jax.vmap(lambda d, state: objective(problem, d, state))(data, final), final.valid, final.x
 
 
+def rollout_blocks(problem: JaxProblem, policies: Mapping[str, Callable], data: Mapping[str, Any], sweeps: int = SWEEPS):
+    """:func:`rollout_batch` over blocks of ``problem.block`` instances, one block after
+    another (``lax.map``), where the batch splits into two or more whole blocks; else
+    :func:`rollout_batch` of the whole batch. Each instance's decisions are the same
+    either way; only how XLA tiles the final cost sums (last bits) may differ."""
+    size = jax.tree.leaves(data)[0].shape[0]
+    block = problem.block
+    if block is None or size <= block or size % block:
+        return rollout_batch(problem, policies, data, sweeps)
+    blocks = jax.tree.map(lambda a: a.reshape((size // block, block) + a.shape[1:]), data)
+    out = jax.lax.map(lambda d: rollout_batch(problem, policies, d, sweeps), blocks)
+    return jax.tree.map(lambda a: a.reshape((size,) + a.shape[2:]), out)
+
+
 def make_evaluator(problem: JaxProblem, policies: Mapping[str, Callable], *, sweeps: int = SWEEPS, x64: bool = True):
     """A compiled ``run(batch) -> (costs, valid, x)`` for a fixed team of JAX policies.
 
     Compilation happens on the first call for a batch shape; reuse the returned
     function to amortise it.
     """
-    batched = jax.jit(lambda data: rollout_batch(problem, policies, data, sweeps))
+    batched = jax.jit(lambda data: rollout_blocks(problem, policies, data, sweeps))
 
     def run(batch: Batch):
         with jax.enable_x64(x64):

@@ -89,6 +89,20 @@ def test_first_argmin_is_argmin_with_ties_and_infinities(seed, width, blocked):
     np.testing.assert_array_equal(np.asarray(js.first_argmin(js.jnp.asarray(values))), values.argmin(axis=1))
 
 
+@pytest.mark.parametrize("name", DCOPS)
+def test_blocked_batch_makes_the_same_decisions(name):
+    """A batch run block after block (``JaxProblem.block``) decides as the whole batch does."""
+    problem = type(jax_eval.problem_module(name).PROBLEM)()
+    batch = jax_eval.stack(name, relic_envs.splits(name).test_instances()[:6])
+    problem.block = None
+    whole = js.make_evaluator(problem, dsa_jax_team())(batch)
+    problem.block = 2  # three blocks
+    blocked = js.make_evaluator(problem, dsa_jax_team())(batch)
+    np.testing.assert_array_equal(blocked[2], whole[2])
+    np.testing.assert_array_equal(blocked[1], whole[1])
+    np.testing.assert_allclose(blocked[0], whole[0], rtol=1e-12)
+
+
 def test_out_of_domain_jax_policy_is_flagged_invalid():
     team = dsa_jax_team()
     team["B"] = lambda obs: obs["cur"] + 7
