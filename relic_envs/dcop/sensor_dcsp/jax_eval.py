@@ -18,7 +18,7 @@ def _target_cost(n, value):
 
 class SensorJax(js.JaxProblem):
     domain = D
-    block = 256  # batch 1024 in 4 blocks: 8.2 -> 6.6 ms per sweep (benchmarks/RESULTS.md)
+    block = 256  # batch 1024 in 4 blocks: 6.7 ms per sweep, whole: 6.7 or 8.1 (RESULTS.md)
 
     ragged = {"rivals": -1}
 
