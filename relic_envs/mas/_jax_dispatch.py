@@ -25,9 +25,8 @@ integer scalar, checked at trace time (:func:`as_job`, ``InvalidReturn``).
 **Bound on epochs.** Epochs happen at strictly increasing event times, and each is a
 release time (``N`` at most) or the completion time of an operation (``N * S``), so an
 episode has at most ``N * (S + 1)`` epochs (``DispatchBenchmark.max_steps``). One loop
-iteration (:func:`epoch`) first enters the epoch at or after the pending time (an inner
-``while_loop`` skips event times at which no free resource has work, as the numpy
-``_enter`` does), then plays it; one more iteration only finds the end. The evaluator
+iteration (:func:`epoch`) first enters the epoch at or after the pending time (the
+first time a free resource has work, in closed form: :func:`enter`), then plays it; one more iteration only finds the end. The evaluator
 runs the iterations in a ``lax.while_loop`` that stops once every instance of the batch
 is done (``loop="while"``, the default) or in a ``lax.scan`` of exactly ``N * (S + 1) +
 1`` iterations (``loop="scan"``, the routing family's shape); iterations after an
@@ -205,25 +204,42 @@ def next_event(data, busy, t):
     return later
 
 
+def first_wait(problem: JaxDispatchProblem, data, machine, end, busy):
+    """The earliest time at which some resource is free and has a job in its pool, the
+    dispatch state held fixed (``inf`` if never).
+
+    Resource ``k`` has job ``j`` in its pool from the time ``j`` is ready for ``k``'s
+    stage (its release, or the end of its previous operation) while that stage is not
+    dispatched, and is free from ``busy[k]``; neither changes back while nobody decides,
+    so ``k`` first waits at ``max(busy[k], min_j ready)``.
+    """
+    first = []
+    for k in range(N_RES):
+        s = problem.numpy_problem.stage(k)
+        ready = data["release"] if s == 0 else jnp.where(machine[:, s - 1] >= 0, end[:, s - 1], jnp.inf)
+        open_ = (machine[:, s] < 0) & data["qual"][k]
+        first.append(jnp.maximum(busy[k], jnp.min(jnp.where(open_, ready, jnp.inf))))
+    return jnp.minimum(jnp.minimum(first[0], first[1]), first[2])
+
+
 def enter(problem: JaxDispatchProblem, data, state: DState) -> DState:
-    """Move to the first epoch at or after ``state.t``, or end the episode (twin of ``_enter``)."""
+    """Move to the first epoch at or after ``state.t``, or end the episode (twin of ``_enter``).
+
+    The numpy ``_enter`` steps through the event times (releases, busy-until times)
+    until a free resource has work; the first such time is :func:`first_wait` (or
+    ``state.t`` when it is already past), an event time itself: a release, a busy-until
+    time, or the end of an operation still running, which is its resource's busy-until
+    time. With no such time, numpy stops at the last event time and ends the episode.
+    Computed in closed form here: a vmapped ``while_loop`` ran every step of the
+    slowest instance for the whole batch.
+    """
     machine, end, busy = state.machine, state.end, state.busy
     all_done = state.ended | jnp.all(machine[:, -1] >= 0)
-
-    def waiting(u):
-        return (busy <= u) & pools_at(problem, data, machine, end, u).any(axis=1)
-
-    def cond(carry):
-        u, ended = carry
-        return ~ended & ~waiting(u).any()
-
-    def body(carry):
-        u, _ = carry
-        nxt = next_event(data, busy, u)
-        stuck = jnp.isinf(nxt)  # MAS-ST: remaining tasks unserved
-        return jnp.where(stuck, u, nxt), stuck
-
-    t, ended = jax.lax.while_loop(cond, body, (state.t, all_done))
+    wait = jnp.maximum(state.t, first_wait(problem, data, machine, end, busy))
+    stuck = jnp.isinf(wait)  # MAS-ST: remaining tasks unserved
+    last_event = jnp.maximum(state.t, jnp.maximum(jnp.max(data["release"]), jnp.max(busy)))
+    t = jnp.where(all_done, state.t, jnp.where(stuck, last_event, wait))
+    ended = all_done | stuck
     pools = pools_at(problem, data, machine, end, t)
     free = busy <= t
     wait = free & pools.any(axis=1)
