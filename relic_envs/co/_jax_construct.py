@@ -18,8 +18,9 @@ as ``cheapest``) when it is ``-1`` where skipping is not allowed, outside ``-1..
 not a candidate, and each repair is counted for that role. JAX answers are always
 integers, so the ``"exception"`` and ``"type"`` reasons cannot occur. All three policies
 run at every decision (under ``vmap`` a switch on the role would run them all anyway),
-except where the roles take turns in a fixed cycle (``cyclic``, HMTSP): there each
-decision of a three-decision loop body runs its own role's policy only.
+except where the roles take turns in a fixed cycle (``cyclic``, HMTSP) or in rounds
+A, B, C that may pass over a role (``staged``, FSTSP): there each decision of a
+three-decision loop body runs its own role's policy only.
 
 Batches, float32 casting and the ``Aligned`` observation encoding are shared with the
 event-driven evaluators of :mod:`relic_envs.co._jax_events`. Float64 by default
@@ -66,6 +67,14 @@ class JaxConstructProblem(abc.ABC):
     # (HMTSP's vehicles): the loop then runs three decisions per iteration, each with
     # only its role's observation and policy, instead of all three policies every time.
     cyclic: bool = False
+    # True where each round of decisions goes A, B, C but a round may pass over roles
+    # (FSTSP: no sortie, no truck stop): the loop runs one round per iteration, each
+    # role's decision (its observation and policy only) where :meth:`turn` names it.
+    staged: bool = False
+
+    def turn(self, data, s):
+        """The deciding role (0..2) of state ``s``; override with something cheaper."""
+        return self.decision(data, s).role
 
     @abc.abstractmethod
     def arrays(self, instance) -> dict[str, np.ndarray]:
@@ -84,8 +93,9 @@ class JaxConstructProblem(abc.ABC):
         """The construction state before the first decision; holds ``done`` (bool)."""
 
     @abc.abstractmethod
-    def decision(self, data, s) -> Decision:
-        """The pending decision (meaningful only while not ``done``)."""
+    def decision(self, data, s, role: int | None = None) -> Decision:
+        """The pending decision (meaningful only while not ``done``); ``role`` (static) is
+        the deciding role where the loop knows it, so only its candidates are needed."""
 
     @abc.abstractmethod
     def observe(self, data, s, masks) -> dict[str, dict]:
@@ -115,7 +125,7 @@ def repaired(d: Decision, j) -> tuple[Any, Any]:
 def _step(problem, policies, data, carry, static_role: int | None = None):
     """One decision; ``static_role`` is the deciding role where the caller knows it."""
     s, repairs, steps = carry
-    d = problem.decision(data, s)
+    d = problem.decision(data, s, static_role)
     masks = tuple(d.mask & (d.role == k) for k in range(len(ROLES)))
     obs = problem.observe(data, s, masks)  # unused roles' observations are dead code to XLA
     if static_role is None:
@@ -137,8 +147,9 @@ def rollout_one(problem: JaxConstructProblem, policies: Mapping[str, Callable], 
         s, _, steps = carry
         return ~s["done"] & (steps < bound)
 
-    if problem.cyclic:
-        body = lambda c: role_cycle(lambda c, role: _step(problem, policies, data, c, role), going, c)  # noqa: E731
+    if problem.cyclic or problem.staged:
+        turn = (lambda c: problem.turn(data, c[0])) if problem.staged else None  # noqa: E731
+        body = lambda c: role_cycle(lambda c, role: _step(problem, policies, data, c, role), going, c, turn)  # noqa: E731
     else:
         body = lambda c: _step(problem, policies, data, c)  # noqa: E731
     carry = (problem.init(data), jnp.zeros(len(ROLES), jnp.int32), jnp.int32(0))

@@ -176,12 +176,15 @@ def _step(problem, policies, data, carry, static_role: int | None = None):
     return s, repairs, steps + 1
 
 
-def role_cycle(step: Callable, going: Callable, carry):
+def role_cycle(step: Callable, going: Callable, carry, turn: Callable | None = None):
     """Decisions 3t, 3t+1, 3t+2 of a fixed A, B, C cycle: ``step(carry, role)`` with a static
     role each; a decision the construction does not reach (``going`` false: complete, or
-    the bound) leaves the carry as it is."""
+    the bound) leaves the carry as it is. With ``turn(carry) -> role`` the roles still
+    come in the order A, B, C but may be passed over (a staged round: only the role
+    whose turn it is decides)."""
     for role in range(len(ROLES)):
-        on, stepped = going(carry), step(carry, role)
+        on = going(carry) if turn is None else going(carry) & (turn(carry) == role)
+        stepped = step(carry, role)
         carry = jax.tree.map(lambda new, old, on=on: jnp.where(on, new, old), stepped, carry)
     return carry
 

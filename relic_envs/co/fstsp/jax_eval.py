@@ -22,6 +22,10 @@ SKIP = -1
 
 class FSTSPJax(jc.JaxConstructProblem):
     name = "fstsp"
+    staged = True  # each epoch: A (sortie or not), B (truck stop; passed over without candidates), C (meeting)
+
+    def turn(self, data, s):
+        return s["stage"]
 
     def arrays(self, instance):
         return {"dist": instance.distances(), "eligible": np.concatenate([[False], instance.eligible]),
@@ -73,14 +77,16 @@ class FSTSPJax(jc.JaxConstructProblem):
         return jc.put(others & (jnp.maximum(truck, drone) <= data["endurance"]), first, True)
 
     # -- the construction ----------------------------------------------------------------
-    def decision(self, data, s):
+    def decision(self, data, s, role=None):
         dist, u, stage = data["dist"], s["cur"], s["stage"]
         truck, drone = self.etas(data, s)
-        mask = jnp.select([stage == STAGE_A, stage == STAGE_B],
-                          [self.drone_candidates(data, s), self.truck_candidates(data, s)],
-                          self.recovery_candidates(data, s))
-        cost = jnp.select([stage == STAGE_A, stage == STAGE_B], [2 * dist[u] / data["vd"], dist[u]],
-                          jnp.maximum(truck, drone))
+        masks = (self.drone_candidates, self.truck_candidates, self.recovery_candidates)
+        costs = (lambda: 2 * dist[u] / data["vd"], lambda: dist[u], lambda: jnp.maximum(truck, drone))
+        if role is None:
+            mask = jnp.select([stage == STAGE_A, stage == STAGE_B], [m(data, s) for m in masks[:2]], masks[2](data, s))
+            cost = jnp.select([stage == STAGE_A, stage == STAGE_B], [c() for c in costs[:2]], costs[2]())
+        else:  # the stage is `role` wherever this decision counts
+            mask, cost = masks[role](data, s), costs[role]()
         can_skip = (stage == STAGE_A) | ((stage == STAGE_B) & (s["a"] != SKIP))
         return jc.Decision(stage, mask, cost, can_skip)
 

@@ -41,23 +41,24 @@ class HMTSPJax(jc.JaxConstructProblem):
                 "forced": jnp.int32(0), "done": jnp.bool_(False),
                 "row_best": jnp.full(VEHICLES, jnp.inf, data["travel"].dtype), "row_best_id": jnp.zeros(VEHICLES, jnp.int32)}
 
-    def increments(self, data, s):
-        """``(3, N)``: row ``k`` is ``State.increments(k)``, the change of ``L_k`` when each customer is appended."""
+    def increment_row(self, data, s, k):
+        """``State.increments(k)``: the change of ``L_k`` when each customer is appended;
+        ``k`` a Python int where the loop knows the vehicle, else traced."""
         n = data["task_type"].shape[0]
-        rows = data["dist"][s["cur"]]  # (3, N + 3): whole rows gather fast; element gathers do not
-        home = rows[jnp.arange(VEHICLES), n + jnp.arange(VEHICLES)]  # l(u_k, d_k)
-        travel = rows[:, :n] + data["back"] - home[:, None]
-        return data["travel"][:, None] * travel + data["svc"]
+        row = data["dist"][s["cur"][k]]  # a whole row gathers fast; element gathers do not
+        travel = row[:n] + data["back"][k] - row[n + k]
+        return data["travel"][k] * travel + data["svc"][k]
 
-    def decision(self, data, s):
+    def decision(self, data, s, role=None):
         k = s["turn"]
-        return jc.Decision(k, s["vehicle"] < 0, self.increments(data, s)[k], jnp.bool_(True))
+        row = self.increment_row(data, s, k if role is None else role)  # role == turn wherever it counts
+        return jc.Decision(k, s["vehicle"] < 0, row, jnp.bool_(True))
 
     def observe(self, data, s, masks):
-        out, table = {}, self.increments(data, s)
+        out = {}
         for k, r in enumerate("ABC"):
             ids = masks[k]
-            obs = {"candidate_ids": ids.astype(jnp.int8), "candidate_costs": jc.aligned(ids, table[k]),
+            obs = {"candidate_ids": ids.astype(jnp.int8), "candidate_costs": jc.aligned(ids, self.increment_row(data, s, k)),
                    "current": s["cur"][k]}
             if r == "A":
                 obs["budget_left"] = data["budget"][k] - s["lengths"][k]
@@ -77,7 +78,7 @@ class HMTSPJax(jc.JaxConstructProblem):
         # over the three skipped turns that force it each vehicle's row was the deciding
         # one once: its first minimum, kept per row, is all the forced choice needs, and
         # the table is never reduced as a whole (that reduction cost a third of a step).
-        k_now, row = s["turn"], self.increments(data, s)[s["turn"]]
+        k_now, row = s["turn"], self.increment_row(data, s, s["turn"])
         free = s["vehicle"] < 0
         j_now = jc.first_min(free, row)
         row_best = jc.put(s["row_best"], k_now, jnp.where(free.any(), row[j_now], jnp.inf))
