@@ -102,8 +102,10 @@ class JaxConstructProblem(abc.ABC):
         """Per role the paper observation (``masks[k]`` is all-false unless role ``k`` decides)."""
 
     @abc.abstractmethod
-    def apply(self, data, s, choice) -> dict:
-        """Commit the (valid) ``choice`` of the deciding role; updates ``done``."""
+    def apply(self, data, s, choice, role: int | None = None) -> dict:
+        """Commit the (valid) ``choice`` of the deciding role; updates ``done``. ``role``
+        (static) as in :meth:`decision`: computing the same rows there and here lets XLA
+        compute them once."""
 
     @abc.abstractmethod
     def objective(self, data, s) -> Any:
@@ -136,7 +138,7 @@ def _step(problem, policies, data, carry, static_role: int | None = None):
         answer = jnp.asarray(policies[role](obs[role])).astype(jnp.int32)
     choice, valid = repaired(d, answer)
     repairs = repairs + (jnp.arange(len(ROLES)) == d.role) * ~valid
-    return problem.apply(data, s, choice), repairs, steps + 1
+    return problem.apply(data, s, choice, static_role), repairs, steps + 1
 
 
 def rollout_one(problem: JaxConstructProblem, policies: Mapping[str, Callable], data) -> Outcome:

@@ -104,7 +104,7 @@ class FSTSPJax(jc.JaxConstructProblem):
                   "drone_etas": jc.aligned(c_ids, drone), "endurance": endurance},
         }
 
-    def apply(self, data, s, choice):
+    def apply(self, data, s, choice, role=None):
         stage = s["stage"]
         a = jnp.where(stage == STAGE_A, choice, s["a"])
         b = jnp.where(stage == STAGE_B, choice, s["b"])

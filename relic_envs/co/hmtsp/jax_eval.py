@@ -70,7 +70,7 @@ class HMTSPJax(jc.JaxConstructProblem):
             out[r] = obs
         return out
 
-    def apply(self, data, s, choice):
+    def apply(self, data, s, choice, role=None):
         skips = jnp.where(choice >= 0, 0, s["skips"] + 1)
         forced = skips == VEHICLES  # every vehicle skipped its latest turn
         # The forced assignment is the row-major first minimum of the whole (3, N) table of
@@ -78,7 +78,8 @@ class HMTSPJax(jc.JaxConstructProblem):
         # over the three skipped turns that force it each vehicle's row was the deciding
         # one once: its first minimum, kept per row, is all the forced choice needs, and
         # the table is never reduced as a whole (that reduction cost a third of a step).
-        k_now, row = s["turn"], self.increment_row(data, s, s["turn"])
+        k_now = s["turn"]
+        row = self.increment_row(data, s, k_now if role is None else role)  # role == turn wherever it counts
         free = s["vehicle"] < 0
         j_now = jc.first_min(free, row)
         row_best = jc.put(s["row_best"], k_now, jnp.where(free.any(), row[j_now], jnp.inf))
