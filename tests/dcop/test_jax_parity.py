@@ -89,6 +89,18 @@ def test_first_argmin_is_argmin_with_ties_and_infinities(seed, width, blocked):
     np.testing.assert_array_equal(np.asarray(js.first_argmin(js.jnp.asarray(values))), values.argmin(axis=1))
 
 
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 70])
+def test_sensor_incompatibility_bit_rows_hold_the_matrix(n):
+    from relic_envs.dcop.sensor_dcsp.jax_eval import bit_rows
+
+    matrix = np.random.default_rng(n).random((n, n)) < 0.3
+    words = bit_rows(matrix)
+    assert words.shape == (n, -(-n // 32)) and words.dtype == np.uint32
+    bits = (words[:, :, None] >> np.arange(32, dtype=np.uint32)) & 1
+    np.testing.assert_array_equal(bits.reshape(n, -1)[:, :n].astype(bool), matrix)
+    assert not bits.reshape(n, -1)[:, n:].any()
+
+
 @pytest.mark.parametrize("name", DCOPS)
 def test_blocked_batch_makes_the_same_decisions(name):
     """A batch run block after block (``JaxProblem.block``) decides as the whole batch does."""
