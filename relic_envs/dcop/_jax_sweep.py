@@ -50,11 +50,17 @@ def mix32(x):
     return x ^ (x >> 16)
 
 
-def exploration(seed, t, n_vars: int, width: int, stream=0):
-    """``u`` of sweep ``t``, bit for bit equal to ``_explore.exploration``."""
+def exploration(seed, t, n_vars: int, width: int, stream=0, rows=None):
+    """``u`` of sweep ``t``, bit for bit equal to ``_explore.exploration``.
+
+    ``rows`` (variable indices) gives ``exploration(...)[rows]`` without computing the
+    other rows, hashed from the indices directly (see ``JaxProblem.u_by_rows``).
+    """
     key = mix32(jnp.asarray(seed, jnp.uint32) ^ mix32(jnp.asarray(t, jnp.uint32) * jnp.uint32(_GOLDEN)))
     key = key ^ mix32(jnp.asarray(stream, jnp.uint32) * jnp.uint32(_STREAM))
-    counter = jnp.arange(n_vars * width, dtype=jnp.uint32).reshape(n_vars, width)
+    if rows is None:
+        rows = jnp.arange(n_vars, dtype=jnp.uint32)
+    counter = rows.astype(jnp.uint32)[:, None] * jnp.uint32(width) + jnp.arange(width, dtype=jnp.uint32)[None, :]
     bits = mix32(mix32(counter ^ key) ^ key)
     return (bits >> 8).astype(jnp.result_type(float)) * (1.0 / (1 << 24))
 
@@ -99,6 +105,11 @@ class JaxProblem(abc.ABC):
     # block's per-sweep arrays stay nearer the cores' caches; ``None``: the whole batch
     # at once. Set where measured (``benchmarks/RESULTS.md``); same decisions either way.
     block: int | None = None
+    # How a role's exploration numbers ``u`` are made: hashed from its variables' indices
+    # (True) or gathered from the whole table (False). The same bits; which XLA compiles
+    # faster depends on the domain: hashing by rows won for 18-20 values (DiMES 9.2 -> 7.0,
+    # SHDS 15.1 -> 13.6 ms per sweep) and lost for 3-4 (DGC 1.9 -> 2.9, SensorDCSP 3.3 -> 4.1).
+    u_by_rows: bool = False
 
     @abc.abstractmethod
     def arrays(self, instance: Instance) -> dict[str, np.ndarray]:
@@ -186,8 +197,11 @@ def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: s
     if landscape is None:
         landscape = problem.landscape(data, state.x)
     idx = data[f"owned_{role}"]
-    u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1)
-    obs = {"cur": state.x[idx], "delta": landscape[idx], "u": u[idx], "t": state.t}
+    if problem.u_by_rows:
+        u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1, rows=idx)
+    else:
+        u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1)[idx]
+    obs = {"cur": state.x[idx], "delta": landscape[idx], "u": u, "t": state.t}
     obs.update(problem.features(data, state, landscape, role, idx))
     return obs
 

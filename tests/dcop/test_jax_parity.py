@@ -89,6 +89,16 @@ def test_first_argmin_is_argmin_with_ties_and_infinities(seed, width, blocked):
     np.testing.assert_array_equal(np.asarray(js.first_argmin(js.jnp.asarray(values))), values.argmin(axis=1))
 
 
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 49), st.integers(1, 40), st.integers(2, 21))
+def test_exploration_by_rows_is_the_full_table_at_those_rows(seed, t, n, width):
+    rows = np.random.default_rng(seed).permutation(n)[: max(1, n // 3)].astype(np.int32)
+    with js.jax.enable_x64(True):
+        full = np.asarray(js.exploration(np.uint32(seed), t, n, width))
+        by_rows = np.asarray(js.exploration(np.uint32(seed), t, n, width, rows=js.jnp.asarray(rows)))
+    np.testing.assert_array_equal(by_rows, full[rows])
+
+
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 70])
 def test_sensor_incompatibility_bit_rows_hold_the_matrix(n):
     from relic_envs.dcop.sensor_dcsp.jax_eval import bit_rows
