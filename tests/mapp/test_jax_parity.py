@@ -204,3 +204,14 @@ def test_compiles_once_per_batch_shape():
     compiled = run.jitted._cache_size()
     run(batch)
     assert compiled >= 1 and run.jitted._cache_size() == compiled
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.integers(1, 6), st.sampled_from([0.0, 0.5, 1.0]))
+def test_best_request_row_is_argmax_with_ties_and_no_requests(seed, rows, cols, inactive):
+    from relic_envs.mapp.ds.jax_eval import first_argmax_over_rows
+
+    rng = np.random.default_rng(seed)
+    score = rng.integers(0, 3, size=(rows, cols)).astype(float)  # few levels: many ties
+    score[rng.random(score.shape) < inactive] = -np.inf  # inactive = 1.0: columns of -inf only
+    np.testing.assert_array_equal(np.asarray(first_argmax_over_rows(jr.jnp.asarray(score))), score.argmax(axis=0))
