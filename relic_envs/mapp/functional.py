@@ -14,9 +14,8 @@ are ignored. A non-scalar or non-integer answer is a trace-time
 :class:`~relic_envs.errors.InvalidReturn`.
 
 Observations have the PettingZoo env's keys, nesting, shapes and dtypes (the sparse
-``{"mask", "value"}`` dicts are padded over all ``N`` nodes, as in the numpy env). Paper
-interface only, like the batch evaluator; the alternative interface raises
-``NotImplementedError``.
+``{"mask", "value"}`` dicts are padded over all ``N`` nodes, as in the numpy env). Both
+interfaces, like the batch evaluator (``interface="alt"``: ``relic_envs.mapp._jax_alt``).
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ class RoutingFunctionalEnv(FunctionalEnv):
     def __init__(self, name: str, interface: str = "paper"):
         self._bind(name, interface)
         self._problem = problem(name)
-        self._problem.role_table(interface)  # NotImplementedError now for the alternative interface
+        self._problem.role_table(interface)  # fail now on an interface the evaluator lacks
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
         penalty = self._penalties(instances)

@@ -3,7 +3,7 @@
 All ``N`` decision epochs of a batch of same-size instances run in one compiled
 program; the movement rule lives once in :mod:`relic_envs.mapp._jax_routing`, each
 benchmark's arrival rule and objective in ``relic_envs/mapp/<name>/jax_eval.py``.
-Paper interface only (the alternative interface runs on the numpy env).
+Both interfaces: ``interface="paper"`` (the default) and ``"alt"`` (``_jax_alt``).
 
 >>> import relic_envs
 >>> from relic_envs.mapp.jax_seeds import seed_jax_team

@@ -17,8 +17,9 @@ ROUTING = ("mapp_pc", "mapp_ar", "mapp_ds")
 
 @pytest.mark.parametrize("name", ROUTING)
 @pytest.mark.parametrize("invalid_rate", [0.0, 0.3])
-def test_every_step_matches_the_numpy_env(name, invalid_rate):
-    fenv = make(name)
+@pytest.mark.parametrize("interface", ["paper", "alt"])
+def test_every_step_matches_the_numpy_env(name, invalid_rate, interface):
+    fenv = make(name, interface)
     instances = relic_envs.splits(name).test["test50"][:2]
     with jax.enable_x64(True):
         for seed, instance in enumerate(instances):
@@ -75,7 +76,3 @@ def test_jit_vmap_scan_over_instances_ends_every_episode():
     np.testing.assert_allclose(np.asarray(rewards).sum(axis=0), np.asarray(final.score), rtol=1e-12)
     assert bool((np.asarray(final.score) > 0).all())  # C served requests on every instance
 
-
-def test_the_alternative_interface_is_not_built():
-    with pytest.raises(NotImplementedError, match="alt"):
-        make("mapp_pc", "alt")

@@ -105,7 +105,7 @@ def jstate(name, episode):
     elif name == "mapp_ar":
         jdyn = {"u": dyn["u"], "scanned": dyn["scanned"]}
     else:
-        jdyn = {"served": dyn["served"]}
+        jdyn = {"served": dyn["served"], "gained": dyn["gained"][0]}
     return jr.JState(jnp.asarray(episode.pos, jnp.int32), jnp.asarray(episode.budget), jnp.asarray(episode.home),
                      jnp.asarray(episode.visited), jnp.int32(episode.t), {k: jnp.asarray(v) for k, v in jdyn.items()})
 
@@ -121,27 +121,39 @@ def flat(obs, prefix=""):
 
 
 @pytest.mark.parametrize("name", MAPPS)
-def test_every_observation_matches_the_env(name):
-    """Every key of every role's observation, over a whole seed-team episode, equals the env's."""
+@pytest.mark.parametrize("interface", ["paper", "alt"])
+def test_every_observation_matches_the_env(name, interface):
+    """Every key of every role's observation, over a whole seed-team episode, equals the env's
+    (the seed team plays the paper interface; both interfaces are observed at each state)."""
     bench = relic_envs.get_benchmark(name)
     problem = jax_eval.problem(name)
     instance = relic_envs.splits(name).test["test50"][5]
     data = jax_eval.stack(name, [instance]).data
     episode = bench.new_episode(instance)
+    shown = bench.new_episode(instance, interface)
     team = seed_team(name)
     with jax.enable_x64(True):
         data = {k: jax.numpy.asarray(v[0]) for k, v in data.items()}
-        observe = jax.jit(functools.partial(jr.observe, problem), static_argnums=(2,))
+        observe = jax.jit(functools.partial(jr.observe, problem), static_argnums=(2, 3))
         while not episode.done:
             state = jstate(name, episode)
             for role in bench.roles:
-                ours, ref = flat(observe(data, state, role)), flat(episode.observe(role))
+                ours, ref = flat(observe(data, state, role, interface)), flat(observed(shown, episode, role))
                 assert set(ours) == set(ref)
                 for key in ref:
                     np.testing.assert_array_equal(ours[key].astype(float), ref[key].astype(float),
                                                   err_msg=f"{name} t={episode.t} role {role} {key}")
             episode.step({r: team[r](episode.observe(r)) for r in bench.roles})
         assert episode.t > 3  # the comparison covered several epochs, not just the start
+
+
+def observed(shown, episode, role):
+    """``role``'s observation in ``shown``'s interface at ``episode``'s state (same instance)."""
+    for key, value in vars(episode).items():
+        if key not in ("interface", "_obs"):  # _obs caches the episode's own interface's observations
+            setattr(shown, key, value)
+    shown._obs = {}
+    return shown.observe(role)
 
 
 # -- the depot fallback -------------------------------------------------------------------
@@ -189,8 +201,8 @@ def test_bad_batches_and_interfaces_are_named():
         jax_eval.stack("mapp_pc", [pc["test50"][0], pc["test80"][0]])
     with pytest.raises(InvalidConfig, match="at least one"):
         jax_eval.stack("mapp_pc", [])
-    with pytest.raises(NotImplementedError, match="'alt' interface"):
-        jax_eval.evaluator("mapp_pc", seed_jax_team("mapp_pc"), interface="alt")
+    with pytest.raises(NotImplementedError, match="'nope' interface"):
+        jax_eval.evaluator("mapp_pc", seed_jax_team("mapp_pc"), interface="nope")
     with pytest.raises(InvalidConfig, match="missing"):
         jax_eval.evaluator("mapp_pc", {"A": seed_jax_team("mapp_pc")["A"]})
     with pytest.raises(NotImplementedError, match="available"):
@@ -215,3 +227,44 @@ def test_best_request_row_is_argmax_with_ties_and_no_requests(seed, rows, cols, 
     score = rng.integers(0, 3, size=(rows, cols)).astype(float)  # few levels: many ties
     score[rng.random(score.shape) < inactive] = -np.inf  # inactive = 1.0: columns of -inf only
     np.testing.assert_array_equal(np.asarray(first_argmax_over_rows(jr.jnp.asarray(score))), score.argmax(axis=0))
+
+
+def alt_team(n, xp):
+    """One formula for numpy and JAX on the alt interface's array observations (A's sparse
+    dict is decoded differently by the two, so A reads only its scalars)."""
+
+    def a(obs):
+        return ((obs["current"] * 7 + 3) % (n + 2) - 1) * (obs["budget_left"] > 0.5)
+
+    def b(obs):
+        near = xp.where(xp.isfinite(obs["teammate_dist"]), obs["teammate_dist"], 0.0)
+        return xp.argmax(obs["values"] - 0.01 * obs["dist_row"] + 0.001 * near)
+
+    def c(obs):
+        table = obs["node_table"]
+        return xp.argmax(table[:, 2] * table[:, -1] - 0.001 * obs["team_state"]["coverage"])
+
+    return {"A": a, "B": b, "C": c}
+
+
+@pytest.mark.parametrize("name", MAPPS)
+def test_alt_interface_routes_match_numpy(name):
+    n = 14
+    instances = [small_instance(name, s, n, 1.5, False) for s in range(4)]
+    out = jax_eval.evaluate(name, alt_team(n, jax.numpy), instances, interface="alt")
+    reference = relic_envs.rollout(name, alt_team(n, np), instances, interface="alt")
+    np.testing.assert_allclose(out.objectives, [r.objective for r in reference], rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(out.steps, [r.steps for r in reference])
+    assert (out.objectives > 0).any()  # the team moved, not only fell back home
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 51, 101, 127, 128, 129, 200, 301, 400])
+def test_numpy_sum_has_numpy_bits(n):
+    from relic_envs.mapp._jax_alt import numpy_sum
+
+    rng = np.random.default_rng(n)
+    for scale in (1e-3, 1.0, 1e4):
+        a = rng.random(n) * scale
+        with jax.enable_x64(True):
+            ours = float(jax.jit(numpy_sum)(jax.numpy.asarray(a)))
+        assert ours == float(np.sum(a)), (n, scale)

@@ -1,4 +1,4 @@
-"""MAPP-AR in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+"""MAPP-AR in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (both interfaces).
 
 Use through :func:`relic_envs.mapp.jax_eval.evaluate` or
 ``relic_envs.mapp.jax_eval.evaluator("mapp_ar", policies)``.
@@ -6,18 +6,30 @@ Use through :func:`relic_envs.mapp.jax_eval.evaluate` or
 
 from __future__ import annotations
 
+import numpy as np
+
 from relic_envs.mapp import _jax_routing as jr
+from relic_envs.mapp._jax_alt import alt_roles, numpy_sum
 from relic_envs.mapp._jax_routing import jnp
 from relic_envs.mapp.ar.simulator import correlation
+
+
+def coverage(v: jr.View):
+    """Twin of ``roles._coverage``: the share of the initial uncertainty removed."""
+    # Divided by an array of the data, not a constant: XLA turns x / constant into a
+    # multiplication by the reciprocal, which can differ from numpy's quotient in the last bit.
+    return 1.0 - numpy_sum(v.nodes["uncertainty"]) / v.data["cells"]
 
 
 class ARJax(jr.JaxRoutingProblem):
     name = "mapp_ar"
     roles = {"paper": jr.paper_roles("uncertainty_dict", "unscanned", ("uncertainty",),
-                                     {"uncertainty_vector": "uncertainty"})}
+                                     {"uncertainty_vector": "uncertainty"}),
+             "alt": alt_roles("uncertainty", coverage)}
 
     def arrays(self, instance, dist):
-        return {"rho": correlation(dist, instance.sigma)}  # the numpy reference's own rho, bit for bit
+        return {"rho": correlation(dist, instance.sigma),  # the numpy reference's own rho, bit for bit
+                "cells": np.float64(instance.n_nodes - 1)}
 
     def init_dynamic(self, data):
         n = data["dist"].shape[0]

@@ -1,4 +1,4 @@
-"""MAPP-DS in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+"""MAPP-DS in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (both interfaces).
 
 The request stream is not redrawn in JAX: :func:`stack` stores the numpy
 ``generator.stream(instance)`` grid (``fire``, ``value``, ``expiry``, ``(N + 1, N)``
@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from relic_envs.mapp import _jax_routing as jr
+from relic_envs.mapp._jax_alt import alt_roles
 from relic_envs.mapp._jax_routing import jnp
 from relic_envs.mapp.ds.generator import stream
 
@@ -21,6 +22,12 @@ def active(data, dyn, t):
     """``(H, N)`` bool: requests active at time ``t`` and not yet served."""
     tau = jnp.arange(data["fire"].shape[0])[:, None]
     return data["fire"] & ~dyn["served"] & (tau <= t) & (t <= data["expiry"])
+
+
+def coverage(v: jr.View):
+    """Twin of ``roles._coverage``: served value over the value released so far."""
+    released = v.nodes["released"]
+    return jnp.where(released > 0, v.nodes["served_value"] / jnp.where(released > 0, released, 1.0), 0.0)
 
 
 def first_argmax_over_rows(score):
@@ -40,14 +47,19 @@ class DSJax(jr.JaxRoutingProblem):
     name = "mapp_ds"
     allow_revisit = True
     roles = {"paper": jr.paper_roles("request_dict", "active", ("value", "ttl"),
-                                     {"value_vector": "value", "deadline_vector": "ttl"})}
+                                     {"value_vector": "value", "deadline_vector": "ttl"}),
+             "alt": alt_roles("value", coverage, ttl_attr="ttl")}
 
     def arrays(self, instance, dist):
         s = stream(instance)
-        return {"fire": s.fire, "value": s.value, "expiry": s.expiry.astype(np.int32)}
+        # The value released by each epoch t, summed by the numpy reference's own
+        # expression (node_view), so its bits match.
+        released = np.array([np.sum(s.value[: t + 1]) for t in range(s.value.shape[0])], np.float64)
+        return {"fire": s.fire, "value": s.value, "expiry": s.expiry.astype(np.int32), "released": released}
 
     def init_dynamic(self, data):
-        return {"served": jnp.zeros(data["fire"].shape, bool)}
+        # ``gained``: the served value, added one arrival at a time as numpy adds it.
+        return {"served": jnp.zeros(data["fire"].shape, bool), "gained": jnp.zeros((), data["value"].dtype)}
 
     def arrive(self, data, dyn, node, t):
         # Serve the highest-value active request at the node; argmax takes the first
@@ -59,7 +71,8 @@ class DSJax(jr.JaxRoutingProblem):
         score = jnp.where(live, data["value"][:, node], -jnp.inf)
         row = jnp.argmax(score)
         hit = jnp.isfinite(score[row])
-        return {"served": dyn["served"].at[row, node].set(dyn["served"][row, node] | hit)}
+        return {"served": dyn["served"].at[row, node].set(dyn["served"][row, node] | hit),
+                "gained": dyn["gained"] + jnp.where(hit, data["value"][row, node], 0.0)}
 
     def objective(self, data, dyn):
         return jnp.sum(jnp.where(dyn["served"], data["value"], 0.0))
@@ -71,7 +84,9 @@ class DSJax(jr.JaxRoutingProblem):
         top = score[row, cols]
         exists = jnp.isfinite(top)
         ttl = jnp.where(exists, data["expiry"][row, cols] - t, 0).astype(data["value"].dtype)
-        return {"value": jnp.where(exists, top, 0.0), "ttl": ttl, "active": exists}
+        released = data["released"][jnp.minimum(t, data["released"].shape[0] - 1)]
+        return {"value": jnp.where(exists, top, 0.0), "ttl": ttl, "active": exists, "released": released,
+                "served_value": dyn["gained"]}
 
 
 PROBLEM = DSJax()

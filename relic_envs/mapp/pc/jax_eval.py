@@ -1,4 +1,4 @@
-"""MAPP-PC in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+"""MAPP-PC in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (both interfaces).
 
 Use through :func:`relic_envs.mapp.jax_eval.evaluate` or
 ``relic_envs.mapp.jax_eval.evaluator("mapp_pc", policies)``.
@@ -9,15 +9,25 @@ from __future__ import annotations
 import numpy as np
 
 from relic_envs.mapp import _jax_routing as jr
+from relic_envs.mapp._jax_alt import alt_roles, numpy_sum
 from relic_envs.mapp._jax_routing import jnp
+
+
+def coverage(v: jr.View):
+    """Twin of ``roles._coverage``: the share of the total prize collected."""
+    total = v.data["prize_total"]
+    share = 1.0 - numpy_sum(v.nodes["prize"]) / jnp.where(total > 0, total, 1.0)
+    return jnp.where(total > 0, share, 1.0)
 
 
 class PCJax(jr.JaxRoutingProblem):
     name = "mapp_pc"
-    roles = {"paper": jr.paper_roles("unvisited_prizes", "open", ("prize",), {"remaining_prizes": "prize"})}
+    roles = {"paper": jr.paper_roles("unvisited_prizes", "open", ("prize",), {"remaining_prizes": "prize"}),
+             "alt": alt_roles("prize", coverage)}
 
     def arrays(self, instance, dist):
-        return {"prizes": np.asarray(instance.prizes, np.float64)}
+        prizes = np.asarray(instance.prizes, np.float64)
+        return {"prizes": prizes, "prize_total": np.float64(prizes.sum())}
 
     def init_dynamic(self, data):
         return {"remaining": data["prizes"], "reached": jnp.zeros(data["prizes"].shape, bool)}
