@@ -92,23 +92,49 @@ class FJAGVJax(je.JaxEventProblem):
                            [jnp.argmax(ready), jnp.argmax(free_agv), jnp.argmax(b_ok)], -1)
         return role.astype(jnp.int32), about.astype(jnp.int32)
 
-    def _jump(self, data, s):
-        """Time to the next completion or delivery; successors of completed operations become ready."""
-        future = jnp.concatenate([s["machine_free_at"], s["agv_free_at"]])
-        t = jnp.min(jnp.where(future > s["t"], future, jnp.inf))
-        done_prev = jnp.roll((s["finish"] >= 0) & (s["finish"] <= t), 1) & ~data["first"]
-        ready_at = jnp.where(done_prev & (s["ready_at"] < 0), jnp.roll(s["finish"], 1), s["ready_at"])
-        return {**s, "t": t, "ready_at": ready_at}
-
     def _found(self, data, s):
         role, about = self._find(data, s)
         return {**s, "role": role, "about": about, "done": role == NONE}
 
-    def advance(self, data, s):
-        def idle(s):  # nothing to decide, but operations left to start: time must jump
-            return s["done"] & ~(s["start"] >= 0).all()
+    def _next_decision_time(self, data, s):
+        """The earliest time after ``s["t"]`` at which some role has a decision (``inf`` if none),
+        nobody deciding meanwhile: the time the numpy ``State`` reaches by jumping from one
+        completion or delivery to the next.
 
-        return je.jax.lax.while_loop(idle, lambda s: self._found(data, self._jump(data, s)), self._found(data, s))
+        Each role's first chance, each an event time (a machine's or an AGV's free time):
+        A, once an unassigned operation's predecessor finishes (a future finish is its
+        machine's free time); C, once an AGV is free while requests wait (requests only
+        appear at A's decisions); B, once a machine is free and an operation delivered to
+        it (a future delivery is its AGV's free time). What can be decided only grows with
+        time while nobody decides, so the first of these is where the jumps stop.
+        """
+        pred_finish = jnp.where(data["first"], -1.0, jnp.roll(s["finish"], 1))
+        becomes_ready = (s["machine"] < 0) & (s["ready_at"] < 0) & (pred_finish >= 0)
+        t_a = jnp.min(jnp.where(becomes_ready, pred_finish, jnp.inf))
+        t_c = jnp.where(self._requests(s).any(), jnp.min(s["agv_free_at"]), jnp.inf)
+        m = data["pt"].shape[1]
+        at = s["machine"][:, None] == jnp.arange(m)
+        queued = at & ((s["delivered"] >= 0) & (s["start"] < 0))[:, None]
+        delivered = jnp.min(jnp.where(queued, s["delivered"][:, None], jnp.inf), axis=0)
+        t_b = jnp.min(jnp.maximum(s["machine_free_at"], delivered))
+        return jnp.minimum(t_a, jnp.minimum(t_b, t_c))
+
+    def _jump_to(self, data, s, t):
+        """Time jumped to ``t`` (``State``'s jumps up to it): successors of operations finished by
+        then become ready."""
+        done_prev = jnp.roll((s["finish"] >= 0) & (s["finish"] <= t), 1) & ~data["first"]
+        ready_at = jnp.where(done_prev & (s["ready_at"] < 0), jnp.roll(s["finish"], 1), s["ready_at"])
+        return {**s, "t": t, "ready_at": ready_at}
+
+    def advance(self, data, s):
+        """The next decision (``State._find``), after jumping time if nothing is decidable now:
+        in closed form (:meth:`_next_decision_time`), not a loop of jumps, which under
+        ``vmap`` ran every jump of the slowest instance for the whole batch."""
+        s = self._found(data, s)
+        idle = s["done"] & ~(s["start"] >= 0).all()  # nothing to decide, operations left to start
+        t = self._next_decision_time(data, s)
+        jumped = self._found(data, self._jump_to(data, s, t))
+        return je.jax.tree.map(lambda a, b: jnp.where(idle & jnp.isfinite(t), a, b), jumped, s)
 
     # -- the decision ----------------------------------------------------------------------
     def _ready_times(self, data, s):
