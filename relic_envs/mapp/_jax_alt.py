@@ -30,7 +30,8 @@ def numpy_sum(a):
     0.0; up to 128 in 8 interleaved partial sums combined as ``((r0 + r1) + (r2 + r3)) +
     ((r4 + r5) + (r6 + r7))``, then the remainder one by one; longer arrays as the sum of
     two halves split at a multiple of 8. The length is static, so this unrolls at trace
-    time (checked against ``np.sum`` for every length up to 400 in the tests).
+    time (checked bit for bit against ``np.sum`` in the tests, lengths 1 to 400 across
+    the three cases).
     """
     n = a.shape[0]
     if n < _UNROLL:

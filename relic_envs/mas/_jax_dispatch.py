@@ -26,9 +26,9 @@ integer scalar, checked at trace time (:func:`as_job`, ``InvalidReturn``).
 release time (``N`` at most) or the completion time of an operation (``N * S``), so an
 episode has at most ``N * (S + 1)`` epochs (``DispatchBenchmark.max_steps``). One loop
 iteration (:func:`epoch`) first enters the epoch at or after the pending time (the
-first time a free resource has work, in closed form: :func:`enter`), then plays it; one more iteration only finds the end. The evaluator
-runs the iterations in a ``lax.while_loop`` that stops once every instance of the batch
-is done (``loop="while"``, the default) or in a ``lax.scan`` of exactly ``N * (S + 1) +
+first time a free resource has work, in closed form: :func:`enter`), then plays it; one
+more iteration only finds the end. The evaluator runs the iterations in a
+``lax.while_loop`` that stops once every instance of the batch is done (``loop="while"``, the default) or in a ``lax.scan`` of exactly ``N * (S + 1) +
 1`` iterations (``loop="scan"``, the routing family's shape); iterations after an
 instance is done change nothing. The while loop is the default because episodes are
 much shorter than the bound (MAS-JD test50: 50 epochs of a bound of 100; MAS-ST about
@@ -186,14 +186,17 @@ def stack(problem: JaxDispatchProblem, instances: Sequence[DispatchInstance]) ->
 
 
 # -- the event loop (one instance) ----------------------------------------------------------
-def pools_at(problem: JaxDispatchProblem, data, machine, end, t):
-    """``(3, N)`` bool: each resource's pool at ``t`` (twin of ``DispatchEpisode.pools``)."""
-    released = data["release"] <= t
+def ready_times(problem: JaxDispatchProblem, data, machine, end):
+    """``(3, N)``: from when each job is in each resource's pool, the dispatch state held
+    fixed (``inf``: not while it holds). A job is in resource ``k``'s pool once it is ready
+    for ``k``'s stage (its release, or the end of its previous operation), while that stage
+    is not dispatched and ``k`` is qualified; so the pools at ``t`` (twin of
+    ``DispatchEpisode.pools``) are ``ready_times(...) <= t``."""
     rows = []
     for k in range(N_RES):
         s = problem.numpy_problem.stage(k)
-        ready = released if s == 0 else (machine[:, s - 1] >= 0) & (end[:, s - 1] <= t)
-        rows.append(ready & (machine[:, s] < 0) & data["qual"][k])
+        ready = data["release"] if s == 0 else jnp.where(machine[:, s - 1] >= 0, end[:, s - 1], jnp.inf)
+        rows.append(jnp.where((machine[:, s] < 0) & data["qual"][k], ready, jnp.inf))
     return jnp.stack(rows)
 
 
@@ -204,43 +207,27 @@ def next_event(data, busy, t):
     return later
 
 
-def first_wait(problem: JaxDispatchProblem, data, machine, end, busy):
-    """The earliest time at which some resource is free and has a job in its pool, the
-    dispatch state held fixed (``inf`` if never).
-
-    Resource ``k`` has job ``j`` in its pool from the time ``j`` is ready for ``k``'s
-    stage (its release, or the end of its previous operation) while that stage is not
-    dispatched, and is free from ``busy[k]``; neither changes back while nobody decides,
-    so ``k`` first waits at ``max(busy[k], min_j ready)``.
-    """
-    first = []
-    for k in range(N_RES):
-        s = problem.numpy_problem.stage(k)
-        ready = data["release"] if s == 0 else jnp.where(machine[:, s - 1] >= 0, end[:, s - 1], jnp.inf)
-        open_ = (machine[:, s] < 0) & data["qual"][k]
-        first.append(jnp.maximum(busy[k], jnp.min(jnp.where(open_, ready, jnp.inf))))
-    return jnp.minimum(jnp.minimum(first[0], first[1]), first[2])
-
-
 def enter(problem: JaxDispatchProblem, data, state: DState) -> DState:
     """Move to the first epoch at or after ``state.t``, or end the episode (twin of ``_enter``).
 
     The numpy ``_enter`` steps through the event times (releases, busy-until times)
-    until a free resource has work; the first such time is :func:`first_wait` (or
-    ``state.t`` when it is already past), an event time itself: a release, a busy-until
-    time, or the end of an operation still running, which is its resource's busy-until
-    time. With no such time, numpy stops at the last event time and ends the episode.
-    Computed in closed form here: a vmapped ``while_loop`` ran every step of the
-    slowest instance for the whole batch.
+    until a free resource has work. Nobody decides meanwhile, so resource ``k`` first
+    waits at ``max(busy[k], its earliest ready time)`` (:func:`ready_times`), and the
+    first of these (or ``state.t`` when it is already past) is an event time itself: a
+    release, a busy-until time, or the end of an operation still running, which is its
+    resource's busy-until time. With no such time, numpy stops at the last event time
+    and ends the episode. Computed in closed form here: a vmapped ``while_loop`` ran
+    every step of the slowest instance for the whole batch.
     """
     machine, end, busy = state.machine, state.end, state.busy
     all_done = state.ended | jnp.all(machine[:, -1] >= 0)
-    wait = jnp.maximum(state.t, first_wait(problem, data, machine, end, busy))
-    stuck = jnp.isinf(wait)  # MAS-ST: remaining tasks unserved
+    ready = ready_times(problem, data, machine, end)
+    first_wait = jnp.maximum(state.t, jnp.min(jnp.maximum(busy, ready.min(axis=1))))
+    stuck = jnp.isinf(first_wait)  # MAS-ST: remaining tasks unserved
     last_event = jnp.maximum(state.t, jnp.maximum(jnp.max(data["release"]), jnp.max(busy)))
-    t = jnp.where(all_done, state.t, jnp.where(stuck, last_event, wait))
+    t = jnp.where(all_done, state.t, jnp.where(stuck, last_event, first_wait))
     ended = all_done | stuck
-    pools = pools_at(problem, data, machine, end, t)
+    pools = ready <= t
     free = busy <= t
     wait = free & pools.any(axis=1)
     last_chance = jnp.isinf(next_event(data, busy, t))
