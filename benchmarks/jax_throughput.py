@@ -251,14 +251,14 @@ def main() -> None:
             if not np.array_equal(steps[: len(loop)], ref_steps):  # a speed table of a wrong evaluator is worthless
                 raise SystemExit(f"{name}: JAX and numpy episode lengths differ: run the family's parity tests")
             c64 = steps.sum() / t64
-            if args.no_f32:
-                c32 = float("nan")
-            else:
+            c32_rate, c32_ratio = "-", "-"  # --no-f32: not measured
+            if not args.no_f32:
                 t32, *_ = time_jax(name, args.algorithm, instances, False, args.repeats, args.host_devices)
                 c32 = steps.sum() / t32
+                c32_rate, c32_ratio = f"{c32:.3g}", f"{c32 / a:.0f}"
             print(f"{name:<12} | {UNIT[FAMILY_OF[name]]:<8} | {size:>5} | {steps.mean():>10.1f} | {a:>12.3g} | "
-                  f"{b:>13.3g} | {c64:>11.3g} | {c32:>11.3g} | {compile64:>9.2f} | {mb64:>7.1f} | {cores:>8.2f} | "
-                  f"{c64 / a:>6.0f} | {c32 / a:>6.0f}", flush=True)
+                  f"{b:>13.3g} | {c64:>11.3g} | {c32_rate:>11} | {compile64:>9.2f} | {mb64:>7.1f} | {cores:>8.2f} | "
+                  f"{c64 / a:>6.0f} | {c32_ratio:>6}", flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory of this process: {peak:.0f} MB")
 
