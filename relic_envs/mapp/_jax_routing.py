@@ -29,6 +29,7 @@ Precision: by default the evaluator traces and runs with 64-bit types (inside
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -44,6 +45,8 @@ try:
     import jax.numpy as jnp
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
+
+from relic_envs.core.jax_loop import shrinking_while  # noqa: E402  (after the jax check)
 
 N_AGENTS = len(ROLES)
 
@@ -89,6 +92,12 @@ class JaxRoutingProblem(abc.ABC):
 
     name: str
     allow_revisit: bool = False
+    # How many times rollout_batch may quarter a batch as its episodes end
+    # (core.jax_loop.shrinking_while). Worth it where episode lengths have a tail
+    # (MAPP-DS: 12 epochs on average, 50 at most); it costs a copy of the epoch per
+    # stage in the compiled program and a gather of the batch's data per stage, which
+    # cost more than they saved on MAPP-AR (episodes of 7 to 10 epochs).
+    shrink_stages: int = 0
     roles: Mapping[str, Mapping[str, Mapping[str, Getter]]]  # interface -> role -> param -> getter
 
     @abc.abstractmethod
@@ -251,31 +260,54 @@ class Outcome(NamedTuple):
     budget: Any  # (3,) budget left at the end
 
 
+def start(problem: JaxRoutingProblem, data: Mapping[str, Any]):
+    """The loop's carry before the first epoch: (state, moves, epochs run)."""
+    n = data["dist"].shape[0]
+    return init(problem, data), jnp.full((n, N_AGENTS), -1, jnp.int32), jnp.int32(0)
+
+
+def running(data: Mapping[str, Any], carry) -> Any:
+    """Whether the episode goes on: some route is open and the horizon ``N`` not reached."""
+    state = carry[0]
+    return ~state.home.all() & (state.t < data["dist"].shape[0])
+
+
+def play_epoch(problem: JaxRoutingProblem, policies: Mapping[str, Callable], interface: str,
+               data: Mapping[str, Any], carry):
+    """One decision epoch: every role observes the same pre-step state, then all move."""
+    state, moves, steps = carry
+    nodes = problem.node_view(data, state.dyn, state.t)  # one pre-step state for all three roles
+    actions = {r: policies[r](observe(problem, data, state, r, interface, nodes)) for r in ROLES}
+    new, moved = step(problem, data, state, actions)
+    return new, jax.lax.dynamic_update_index_in_dim(moves, moved, steps, 0), steps + 1
+
+
+def outcome(problem: JaxRoutingProblem, data: Mapping[str, Any], carry) -> Outcome:
+    final, moves, steps = carry
+    return Outcome(objective(problem, data, final), steps, moves, final.budget)
+
+
 def rollout_one(problem: JaxRoutingProblem, policies: Mapping[str, Callable], data: Mapping[str, Any],
                 interface: str = "paper") -> Outcome:
     """Every epoch of one instance until every route is closed (at most ``N``).
 
     A ``lax.while_loop``, not a scan of all ``N`` epochs: episodes close long before the
-    horizon (MAPP-PC test50: about 17 epochs of 50), and under ``vmap`` the loop stops
-    once the batch's longest episode ends, freezing the finished ones (epochs after
-    every agent is home would change nothing anyway).
+    horizon (MAPP-PC test50: about 17 epochs of 50). :func:`make_evaluator` runs the same
+    epochs over a batch with :func:`~relic_envs.core.jax_loop.shrinking_while`.
     """
-    n = data["dist"].shape[0]
+    body = functools.partial(play_epoch, problem, policies, interface, data)
+    return outcome(problem, data, jax.lax.while_loop(functools.partial(running, data), body, start(problem, data)))
 
-    def running(carry):
-        state, _, _ = carry
-        return ~state.home.all() & (state.t < n)
 
-    def body(carry):
-        state, moves, steps = carry
-        nodes = problem.node_view(data, state.dyn, state.t)  # one pre-step state for all three roles
-        actions = {r: policies[r](observe(problem, data, state, r, interface, nodes)) for r in ROLES}
-        new, moved = step(problem, data, state, actions)
-        return new, jax.lax.dynamic_update_index_in_dim(moves, moved, steps, 0), steps + 1
-
-    carry = (init(problem, data), jnp.full((n, N_AGENTS), -1, jnp.int32), jnp.int32(0))
-    final, moves, steps = jax.lax.while_loop(running, body, carry)
-    return Outcome(objective(problem, data, final), steps, moves, final.budget)
+def rollout_batch(problem: JaxRoutingProblem, policies: Mapping[str, Callable], data: Mapping[str, Any],
+                  interface: str = "paper") -> Outcome:
+    """:func:`rollout_one` over a batch (leading axis of ``data``), the same epochs and
+    results, without paying for finished episodes: MAPP-DS episodes run 12 epochs on
+    average and up to 50, and a plain vmapped loop runs the longest for the whole batch."""
+    carry = jax.vmap(functools.partial(start, problem))(data)
+    final = shrinking_while(running, functools.partial(play_epoch, problem, policies, interface), data, carry,
+                            stages=problem.shrink_stages)
+    return jax.vmap(functools.partial(outcome, problem))(data, final)
 
 
 def make_evaluator(problem: JaxRoutingProblem, policies: Mapping[str, Callable], *, interface: str = "paper",
@@ -289,7 +321,7 @@ def make_evaluator(problem: JaxRoutingProblem, policies: Mapping[str, Callable],
     missing = [r for r in ROLES if r not in policies]
     if missing:
         raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
-    batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, interface)))
+    batched = jax.jit(lambda data: rollout_batch(problem, policies, data, interface))
 
     def run(batch: Batch) -> Outcome:
         with jax.enable_x64(x64):

@@ -50,6 +50,7 @@ Precision: by default the evaluator traces and runs with 64-bit types (inside
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -64,6 +65,8 @@ try:
     import jax.numpy as jnp
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
+
+from relic_envs.core.jax_loop import shrinking_while  # noqa: E402  (after the jax check)
 
 N_RES = len(ROLES)
 IDLE = -1
@@ -123,6 +126,9 @@ class JaxDispatchProblem(abc.ABC):
     """One scheduling benchmark in ``jax.numpy``: its static arrays, objective and role tables."""
 
     numpy_problem: DispatchProblem  # the numpy twin: stages, must_finish, simulator (durations, qualified, horizon)
+    # How many times rollout_batch may quarter a batch as its episodes end
+    # (core.jax_loop.shrinking_while): worth it where episode lengths have a tail.
+    shrink_stages: int = 0
     roles: Mapping[str, Mapping[str, Mapping[str, Getter]]]  # interface -> role -> param -> getter
 
     @property
@@ -376,18 +382,39 @@ def objective(problem: JaxDispatchProblem, data, state: DState):
 def rollout_one(problem: JaxDispatchProblem, policies: Mapping[str, Callable], data, interface: str = "paper",
                 loop: str = "while") -> Outcome:
     """Every epoch of one instance (see the module docs for the bound and the two loops)."""
-    bound = max_epochs(data["release"].shape[0], problem.stages)  # + 1 iteration that only finds the end
-
-    def play(state):
-        return epoch(problem, policies, data, state, interface)
-
+    play = functools.partial(epoch, problem, policies, data, interface=interface)
     state = init(problem, data)
     if loop == "while":
-        final = jax.lax.while_loop(lambda s: ~done(s) & (s.steps <= bound), play, state)
+        final = jax.lax.while_loop(functools.partial(running, problem, data), play, state)
     else:
-        final, _ = jax.lax.scan(lambda s, _: (play(s), None), state, None, length=bound + 1)
+        final, _ = jax.lax.scan(lambda s, _: (play(s), None), state, None, length=epoch_bound(problem, data) + 1)
+    return outcome(problem, data, final)
+
+
+def epoch_bound(problem: JaxDispatchProblem, data) -> int:
+    return max_epochs(data["release"].shape[0], problem.stages)  # + 1 iteration that only finds the end
+
+
+def running(problem: JaxDispatchProblem, data, state) -> Any:
+    return ~done(state) & (state.steps <= epoch_bound(problem, data))
+
+
+def outcome(problem: JaxDispatchProblem, data, final) -> Outcome:
     return Outcome(objective(problem, data, final), final.reason == 0, final.reason, final.void_role, final.steps,
                    final.start, final.end, final.machine, final.collisions)
+
+
+def rollout_batch(problem: JaxDispatchProblem, policies: Mapping[str, Callable], data, interface: str = "paper",
+                  loop: str = "while") -> Outcome:
+    """:func:`rollout_one` over a batch (leading axis of ``data``), the same epochs and
+    results; the while loop drops finished episodes as they end
+    (:func:`~relic_envs.core.jax_loop.shrinking_while`, ``problem.shrink_stages`` times)."""
+    if loop != "while" or not problem.shrink_stages:
+        return jax.vmap(lambda d: rollout_one(problem, policies, d, interface, loop))(data)
+    state = jax.vmap(functools.partial(init, problem))(data)
+    play = lambda d, s: epoch(problem, policies, d, s, interface=interface)
+    final = shrinking_while(functools.partial(running, problem), play, data, state, stages=problem.shrink_stages)
+    return jax.vmap(functools.partial(outcome, problem))(data, final)
 
 
 def make_evaluator(problem: JaxDispatchProblem, policies: Mapping[str, Callable], *, interface: str = "paper",
@@ -403,7 +430,7 @@ def make_evaluator(problem: JaxDispatchProblem, policies: Mapping[str, Callable]
     missing = [r for r in ROLES if r not in policies]
     if missing:
         raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
-    batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, interface, loop)))
+    batched = jax.jit(lambda data: rollout_batch(problem, policies, data, interface, loop))
 
     def run(batch: Batch) -> Outcome:
         with jax.enable_x64(x64):

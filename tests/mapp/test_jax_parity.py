@@ -65,6 +65,22 @@ def test_seed_team_routes_and_objectives_match_numpy_on_test_split(name, size):
     assert_same_outcome(name, seed_team(name), instances, out)
 
 
+@pytest.mark.parametrize("name", ["mapp_pc", "mapp_ds"])
+def test_a_batch_that_shrinks_as_episodes_end_matches_numpy(name):
+    # 128 instances: the evaluator quarters the batch twice (128 -> 32 -> 8) as episodes
+    # end (shrink_stages), so instances are gathered into smaller batches and scattered
+    # back; each must still get exactly its own episode.
+    assert jax_eval.problem(name).shrink_stages >= 2
+    splits = relic_envs.splits(name)
+    rng = np.random.default_rng(7)
+    bench = relic_envs.get_benchmark(name)
+    instances = list(splits.test["test50"]) + [bench.generate("test50", rng) for _ in range(128)]
+    instances = instances[:128]
+    out = seed_evaluator(name)(jax_eval.stack(name, instances))
+    assert len(set(out.steps.tolist())) > 3  # the lengths differ, so the stages matter
+    assert_same_outcome(name, seed_team(name), instances, out)
+
+
 def small_instance(name, seed, n, budget_scale, lattice):
     """A generator instance at size ``n``; ``lattice`` snaps customers to a 5x5 lattice so
     distances tie exactly (tie-breaking must agree) and nodes can coincide."""

@@ -69,6 +69,19 @@ def test_seed_team_schedules_match_numpy_on_test50(name):
     assert_same_outcome(name, seed_team(name), instances, out)
 
 
+def test_a_batch_that_shrinks_as_episodes_end_matches_numpy():
+    # MAS-ST quarters its batch as episodes end (shrink_stages): 128 -> 32 -> 8, so
+    # instances are gathered into smaller batches and scattered back.
+    name = "mas_st"
+    assert jax_eval.problem(name).shrink_stages >= 2
+    bench, rng = relic_envs.get_benchmark(name), np.random.default_rng(11)
+    instances = list(relic_envs.splits(name).test["test50"])[:128]
+    instances += [bench.generate("test50", rng) for _ in range(128 - len(instances))]
+    out = seed_evaluator(name)(jax_eval.stack(name, instances))
+    assert len(set(out.steps.tolist())) > 3  # the lengths differ, so the stages matter
+    assert_same_outcome(name, seed_team(name), instances, out)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", MASES)
 def test_seed_team_schedules_match_numpy_on_test80(name):

@@ -46,6 +46,7 @@ def first_argmax_over_rows(score):
 class DSJax(jr.JaxRoutingProblem):
     name = "mapp_ds"
     allow_revisit = True
+    shrink_stages = 3  # batch 1024 -> 256 -> 64 -> 16 as episodes end (see JaxRoutingProblem)
     roles = {"paper": jr.paper_roles("request_dict", "active", ("value", "ttl"),
                                      {"value_vector": "value", "deadline_vector": "ttl"}),
              "alt": alt_roles("value", coverage, ttl_attr="ttl")}

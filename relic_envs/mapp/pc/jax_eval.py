@@ -22,6 +22,7 @@ def coverage(v: jr.View):
 
 class PCJax(jr.JaxRoutingProblem):
     name = "mapp_pc"
+    shrink_stages = 3  # batch 1024 -> 256 -> 64 -> 16 as episodes end (see JaxRoutingProblem)
     roles = {"paper": jr.paper_roles("unvisited_prizes", "open", ("prize",), {"remaining_prizes": "prize"}),
              "alt": alt_roles("prize", coverage)}
 
