@@ -7,8 +7,8 @@ value attribute, its coverage (the share of the attainable value gained so far) 
 for MAPP-DS, the time-to-live attribute.
 
 Coverage is a ratio of sums over the nodes; its numerator is summed in numpy's own order
-(:func:`numpy_sum`) and every quotient is a division of traced scalars
-(:func:`per_element_quotient`), so that observations stay bit-identical to the numpy
+(``core.jax_numpy_order.numpy_sum``) and every quotient is a division of traced scalars
+(``per_element_quotient``), so that observations stay bit-identical to the numpy
 env's.
 """
 
@@ -16,51 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from relic_envs.core.jax_numpy_order import per_element_quotient
 from relic_envs.mapp import _jax_routing as jr
 from relic_envs.mapp._jax_routing import jnp
-
-_BLOCK = 128  # numpy's PW_BLOCKSIZE
-_UNROLL = 8
-
-
-def numpy_sum(a):
-    """``np.sum`` of a 1-D float array in numpy's order, so with its exact bits.
-
-    numpy adds a contiguous float array pairwise: fewer than 8 elements one by one from
-    0.0; up to 128 in 8 interleaved partial sums combined as ``((r0 + r1) + (r2 + r3)) +
-    ((r4 + r5) + (r6 + r7))``, then the remainder one by one; longer arrays as the sum of
-    two halves split at a multiple of 8. The length is static, so this unrolls at trace
-    time (checked bit for bit against ``np.sum`` in the tests, lengths 1 to 400 across
-    the three cases).
-    """
-    n = a.shape[0]
-    if n < _UNROLL:
-        total = jnp.zeros((), a.dtype)
-        for i in range(n):
-            total = total + a[i]
-        return total
-    if n <= _BLOCK:
-        r = a[:_UNROLL]
-        stop = n - n % _UNROLL
-        for i in range(_UNROLL, stop, _UNROLL):
-            r = r + a[i : i + _UNROLL]
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        for i in range(stop, n):
-            total = total + a[i]
-        return total
-    half = n // 2
-    half -= half % _UNROLL
-    return numpy_sum(a[:half]) + numpy_sum(a[half:])
-
-
-def per_element_quotient(values, divisor):
-    """``values / divisor`` for a short vector and a scalar, one scalar division each.
-
-    XLA rewrites a division by a broadcast scalar (or by a constant) as a multiplication
-    by its reciprocal, which is not always the correctly rounded quotient numpy computes;
-    scalar-by-scalar divisions of traced values are left as divisions.
-    """
-    return jnp.stack([values[i] / divisor for i in range(values.shape[0])])
 
 
 def _candidates(value_attr: str, ttl_attr: str | None) -> jr.Getter:

@@ -118,6 +118,10 @@ class View(NamedTuple):
     def teammates(self) -> list[int]:
         return [j for j in range(N_RES) if j != self.k]
 
+    def stage(self, k: int) -> int:
+        """The operation resource ``k`` works on (its stage in MAS-FS, else 0; static)."""
+        return k if self.machine.shape[1] > 1 else 0
+
 
 Getter = Callable[[View], Any]
 

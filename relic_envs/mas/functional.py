@@ -24,8 +24,7 @@ Observations have the PettingZoo env's keys, nesting, shapes and dtypes (pools a
 buffers are ``{"mask": (N,), "value": (N, width)}`` as in the numpy env; rows outside
 the mask hold the jobs' features, not zeros). After the last dispatch the numpy env
 keeps the last epoch's time and pools in its final observation; so does this one.
-Paper interface only, like the batch evaluator; the alternative interface raises
-``NotImplementedError``.
+Both interfaces, like the batch evaluator (``make(name, "alt")`` for the alternative one).
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ class DispatchFunctionalEnv(FunctionalEnv):
     def __init__(self, name: str, interface: str = "paper"):
         self._bind(name, interface)
         self._problem = problem(name)
-        self._problem.role_table(interface)  # NotImplementedError now for the alternative interface
+        self._problem.role_table(interface)  # an interface the JAX side lacks fails now, not at trace time
         self._sign = -1.0 if self.benchmark.minimize else 1.0  # raw objective -> score
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:

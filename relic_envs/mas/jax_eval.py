@@ -2,8 +2,9 @@
 
 Every decision epoch of a batch of same-size instances runs in one compiled program;
 the dispatch rules live once in :mod:`relic_envs.mas._jax_dispatch`, each benchmark's
-role tables and objective in ``relic_envs/mas/<name>/jax_eval.py``. Paper interface
-only (the alternative interface runs on the numpy env).
+role tables and objective in ``relic_envs/mas/<name>/jax_eval.py``. Both interfaces
+(``interface="paper"`` or ``"alt"``; the alternative's shared getters in
+:mod:`relic_envs.mas._jax_alt`).
 
 >>> import relic_envs
 >>> batch = stack("mas_fs", relic_envs.splits("mas_fs").test["test50"][:2])

@@ -7,6 +7,7 @@ import pytest
 
 import relic_envs
 from relic_envs.core.env import RelicParallelEnv
+from relic_envs.errors import InvalidConfig
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
@@ -16,10 +17,11 @@ from relic_envs.core.functional import assert_parity, make  # noqa: E402
 MASES = ("mas_jd", "mas_st", "mas_fs")
 
 
+@pytest.mark.parametrize("interface", ["paper", "alt"])
 @pytest.mark.parametrize("name", MASES)
 @pytest.mark.parametrize("invalid_rate", [0.0, 0.3])
-def test_every_step_matches_the_numpy_env(name, invalid_rate):
-    fenv = make(name)
+def test_every_step_matches_the_numpy_env(name, invalid_rate, interface):
+    fenv = make(name, interface)
     instances = relic_envs.splits(name).test["test50"][:2]
     with jax.enable_x64(True):
         for seed, instance in enumerate(instances):
@@ -82,6 +84,6 @@ def test_jit_vmap_scan_over_instances_ends_every_episode():
     np.testing.assert_allclose(np.asarray(final.score), [r.score for r in reference], rtol=1e-9)
 
 
-def test_the_alternative_interface_is_not_built():
-    with pytest.raises(NotImplementedError, match="alt"):
-        make("mas_jd", "alt")
+def test_an_unknown_interface_is_named():
+    with pytest.raises(InvalidConfig, match="nope"):
+        make("mas_jd", "nope")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from relic_envs.core.jax_numpy_order import numpy_sum
 from relic_envs.mapp import _jax_routing as jr
-from relic_envs.mapp._jax_alt import alt_roles, numpy_sum
+from relic_envs.mapp._jax_alt import alt_roles
 from relic_envs.mapp._jax_routing import jnp
 
 

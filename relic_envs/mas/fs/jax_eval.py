@@ -1,4 +1,4 @@
-"""MAS-FS in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+"""MAS-FS in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (both interfaces).
 
 Use through :func:`relic_envs.mas.jax_eval.evaluate` or
 ``relic_envs.mas.jax_eval.evaluator("mas_fs", policies)``. Durations, qualification and
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relic_envs.mas import _jax_alt as alt
 from relic_envs.mas import _jax_dispatch as jd
 from relic_envs.mas._jax_dispatch import jnp
 from relic_envs.mas.fs.roles import DUMMY, FSProblem
@@ -38,9 +39,37 @@ PAPER = {
 }
 
 
+def _waited(v: jd.View):
+    """``(N,)`` for each job waiting in some buffer: how long it has waited there (else 0)."""
+    out = jnp.zeros(v.machine.shape[0], v.t.dtype)
+    for s in range(3):
+        if s == 0:
+            ready = v.data["release"]
+        else:
+            ready = jnp.where(v.machine[:, s - 1] >= 0, jnp.nan_to_num(v.end[:, s - 1], nan=jnp.inf), jnp.inf)
+        waiting = (v.machine[:, s] < 0) & (ready <= v.t)
+        out = jnp.where(waiting, v.t - ready, out)
+    return out
+
+
+def _candidate_rows(v: jd.View):
+    proc, s = v.data["proc"], v.k
+    rest = proc[:, s + 1:].sum(axis=1) if s + 1 < proc.shape[1] else jnp.zeros(proc.shape[0], proc.dtype)
+    return jnp.stack([_waited(v), proc[:, s], rest, v.data["weight"]], axis=1)
+
+
+def _alt_table(v: jd.View):
+    rows = _job_table(v)["value"]
+    return jnp.concatenate([rows, _waited(v)[:, None], v.pool.astype(v.t.dtype)[:, None]], axis=1)
+
+
+ALT = alt.alt_roles(_candidate_rows, lambda v: v.data["weight"], ("downstream_wait", alt.downstream_wait),
+                    _alt_table)
+
+
 class FSJax(jd.JaxDispatchProblem):
     numpy_problem = FSProblem()
-    roles = {"paper": PAPER}
+    roles = {"paper": PAPER, "alt": ALT}
 
     def arrays(self, instance):
         return {"proc": np.asarray(instance.proc, np.float64), "weight": np.asarray(instance.weight, np.float64)}

@@ -1,4 +1,4 @@
-"""MAS-JD in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+"""MAS-JD in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (both interfaces).
 
 Use through :func:`relic_envs.mas.jax_eval.evaluate` or
 ``relic_envs.mas.jax_eval.evaluator("mas_jd", policies)``. Durations, qualification and
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relic_envs.mas import _jax_alt as alt
 from relic_envs.mas import _jax_dispatch as jd
 from relic_envs.mas._jax_dispatch import jnp
 from relic_envs.mas.jd.roles import JDProblem
@@ -30,9 +31,23 @@ PAPER = {
 }
 
 
+def _slack_rows(v: jd.View):
+    d = v.data
+    return jnp.stack([d["due"] - (v.t + d["proc"]), d["proc"], d["weight"]], axis=1)
+
+
+def _table(v: jd.View):
+    d = v.data
+    machine, completion = alt.machine_and_completion(v)
+    return jnp.stack([d["proc"], d["due"], d["weight"], machine, completion, v.pool.astype(v.t.dtype)], axis=1)
+
+
+ALT = alt.alt_roles(_slack_rows, lambda v: v.data["weight"], ("rival_finish", alt.rival_finish), _table)
+
+
 class JDJax(jd.JaxDispatchProblem):
     numpy_problem = JDProblem()
-    roles = {"paper": PAPER}
+    roles = {"paper": PAPER, "alt": ALT}
 
     def arrays(self, instance):
         return {k: np.asarray(getattr(instance, k), np.float64) for k in ("proc", "due", "weight")}

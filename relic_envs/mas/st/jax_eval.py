@@ -1,4 +1,4 @@
-"""MAS-ST in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (paper interface).
+"""MAS-ST in JAX: the functional twin of ``simulator.py`` + ``roles.py`` (both interfaces).
 
 Use through :func:`relic_envs.mas.jax_eval.evaluate` or
 ``relic_envs.mas.jax_eval.evaluator("mas_st", policies)``. The skill-adjusted durations,
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relic_envs.mas import _jax_alt as alt
 from relic_envs.mas import _jax_dispatch as jd
 from relic_envs.mas._jax_dispatch import jnp
 from relic_envs.mas.st.roles import STProblem
@@ -45,12 +46,32 @@ PAPER = {
 }
 
 
+def _slack_rows(v: jd.View):
+    d, mine = v.data, alt.own_time(v)
+    return jnp.stack([d["deadline"] - (v.t + mine), mine, d["value"]], axis=1)
+
+
+def _attainable(v: jd.View):
+    return jnp.where(v.t + alt.own_time(v) <= v.data["deadline"], v.data["value"], 0.0)
+
+
+def _table(v: jd.View):
+    d = v.data
+    worker, completion = alt.machine_and_completion(v)
+    times = d["dur"][:, :, 0].T  # (N, 3) each worker's time
+    return jnp.concatenate([jnp.stack([d["category"], d["value"], d["deadline"]], axis=1), times,
+                            jnp.stack([worker, completion, v.pool.astype(v.t.dtype)], axis=1)], axis=1)
+
+
+ALT = alt.alt_roles(_slack_rows, _attainable, ("rival_finish", alt.rival_finish), _table)
+
+
 class STJax(jd.JaxDispatchProblem):
     numpy_problem = STProblem()
     # Episodes of 21 epochs on average, 32 at most: 7.9e5 -> 9.0e5 instance-steps/s at
     # batch 1024 (MAS-JD runs 50 each and MAS-FS 137 of at most 148: no gain there).
     shrink_stages = 3
-    roles = {"paper": PAPER}
+    roles = {"paper": PAPER, "alt": ALT}
 
     def arrays(self, instance):
         out = {k: np.asarray(getattr(instance, k), np.float64) for k in ("duration", "value", "deadline", "skills")}
