@@ -46,6 +46,9 @@ class FJAGVJax(je.JaxEventProblem):
         ids = np.arange(n)
         return {
             "pt": instance.op_times().astype(np.float64), "tt": instance.travel(),
+            # B reads a machine's column of pt: a row of its transpose is a contiguous gather.
+            "pt_t": np.ascontiguousarray(instance.op_times().astype(np.float64).T),
+            "due_op": np.asarray(instance.due, np.float64)[ids // k],
             "first": ids % k == 0, "last": ids % k == k - 1, "job": (ids // k).astype(np.int64),
             "due": np.asarray(instance.due, np.float64), "weight": np.asarray(instance.weight, np.float64),
             "agvs": np.zeros(int(instance.n_agvs)),  # carries the AGV count as a static shape
@@ -66,6 +69,9 @@ class FJAGVJax(je.JaxEventProblem):
             "machine_free_at": jnp.zeros(m, f), "agv_pos": jnp.zeros(g, jnp.int32), "agv_free_at": jnp.zeros(g, f),
             "done": jnp.bool_(False), "role": jnp.int32(NONE), "about": jnp.int32(-1),
             "backlog": jnp.zeros(m, f),  # per machine, processing time assigned and not started
+            # per machine, the earliest delivery among its operations delivered or in
+            # transit and not started (inf: none); its queue is non-empty once t reaches it.
+            "next_delivery": jnp.full(m, jnp.inf, f),
         }
 
     def _source(self, data, s):
@@ -81,11 +87,10 @@ class FJAGVJax(je.JaxEventProblem):
 
     def _find(self, data, s):
         """``(role, about)`` of the pending decision, or ``(NONE, -1)`` (``State._find``)."""
-        m = data["pt"].shape[1]
         ready = (s["machine"] < 0) & (s["ready_at"] >= 0)
         free_agv = s["agv_free_at"] <= s["t"]
         has_c = self._requests(s).any() & free_agv.any()
-        queued = ((s["machine"][:, None] == jnp.arange(m)) & self._waiting(s)[:, None]).any(axis=0)
+        queued = s["next_delivery"] <= s["t"]  # some operation delivered and waiting at the machine
         b_ok = queued & (s["machine_free_at"] <= s["t"])
         role = jnp.where(ready.any(), ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(b_ok.any(), ROLE_B, NONE)))
         about = jnp.select([role == ROLE_A, role == ROLE_C, role == ROLE_B],
@@ -112,11 +117,7 @@ class FJAGVJax(je.JaxEventProblem):
         becomes_ready = (s["machine"] < 0) & (s["ready_at"] < 0) & (pred_finish >= 0)
         t_a = jnp.min(jnp.where(becomes_ready, pred_finish, jnp.inf))
         t_c = jnp.where(self._requests(s).any(), jnp.min(s["agv_free_at"]), jnp.inf)
-        m = data["pt"].shape[1]
-        at = s["machine"][:, None] == jnp.arange(m)
-        queued = at & ((s["delivered"] >= 0) & (s["start"] < 0))[:, None]
-        delivered = jnp.min(jnp.where(queued, s["delivered"][:, None], jnp.inf), axis=0)
-        t_b = jnp.min(jnp.maximum(s["machine_free_at"], delivered))
+        t_b = jnp.min(jnp.maximum(s["machine_free_at"], s["next_delivery"]))
         return jnp.minimum(t_a, jnp.minimum(t_b, t_c))
 
     def _jump_to(self, data, s, t):
@@ -153,7 +154,7 @@ class FJAGVJax(je.JaxEventProblem):
     def candidates(self, data, s):
         x = s["about"]
         pt_a = data["pt"][jnp.clip(x, 0, data["pt"].shape[0] - 1)]
-        pt_b = data["pt"][:, jnp.clip(x, 0, data["pt"].shape[1] - 1)]
+        pt_b = data["pt_t"][jnp.clip(x, 0, data["pt"].shape[1] - 1)]
         queue = self._waiting(s) & (s["machine"] == x)
         return (
             (pt_a > 0, self._ready_times(data, s) + pt_a),
@@ -164,8 +165,8 @@ class FJAGVJax(je.JaxEventProblem):
     def observe(self, data, s, masks):
         x, f = s["about"], data["pt"].dtype
         pt_a = data["pt"][jnp.clip(x, 0, data["pt"].shape[0] - 1)]
-        pt_b = data["pt"][:, jnp.clip(x, 0, data["pt"].shape[1] - 1)]
-        due_op = data["due"][data["job"]]
+        pt_b = data["pt_t"][jnp.clip(x, 0, data["pt"].shape[1] - 1)]
+        due_op = data["due_op"]
         views = (
             {"operation_id": "machine_ids", "processing_times": pt_a, "machine_ready_times": self._ready_times(data, s)},
             {"machine_id": "operation_ids", "processing_times": pt_b, "due_dates": due_op},
@@ -198,12 +199,22 @@ class FJAGVJax(je.JaxEventProblem):
         m_a = jnp.clip(choice, 0, data["pt"].shape[1] - 1)
         backlog = s["backlog"] + jnp.where(on_a, data["pt"][op_c, m_a], 0.0) * (jnp.arange(s["backlog"].shape[0]) == m_a)
         backlog = backlog - jnp.where(on_b, data["pt"][op_c, m_b], 0.0) * (jnp.arange(s["backlog"].shape[0]) == m_b)
+        # next_delivery: A's in-place delivery and C's trip add one to the operation's machine;
+        # B's start removes one, so machine x's earliest is taken again over its operations.
+        machines = jnp.arange(s["next_delivery"].shape[0])
+        m_op = machine[op_c]
+        added = jnp.where((on_a & same) | on_c, delivered[op_c], jnp.inf)
+        next_delivery = jnp.where(machines == m_op, jnp.minimum(s["next_delivery"], added), s["next_delivery"])
+        start = _set(s["start"], op, s["t"], on_b)
+        left = (machine == m_b) & (delivered >= 0) & (start < 0)
+        next_delivery = jnp.where(on_b & (machines == m_b), jnp.min(jnp.where(left, delivered, jnp.inf)), next_delivery)
         return {
             **s, "machine": machine, "delivered": delivered, "needs_trip": needs_trip,
             "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
             "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
-            "start": _set(s["start"], op, s["t"], on_b), "finish": _set(s["finish"], op, finish_b, on_b),
+            "start": start, "finish": _set(s["finish"], op, finish_b, on_b),
             "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b), "backlog": backlog,
+            "next_delivery": next_delivery,
         }
 
     # -- the result ------------------------------------------------------------------------
