@@ -100,6 +100,11 @@ class JaxRoutingProblem(abc.ABC):
     shrink_stages: int = 0
     roles: Mapping[str, Mapping[str, Mapping[str, Getter]]]  # interface -> role -> param -> getter
 
+    def compact(self, data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The stacked batch with padding the whole batch does not use cut away (evaluator
+        batches only: the functional envs keep one shape per ``N``). Default: as is."""
+        return data
+
     @abc.abstractmethod
     def arrays(self, instance: RoutingInstance, dist: np.ndarray) -> dict[str, np.ndarray]:
         """The benchmark's static arrays (``coords``, ``dist`` and ``budget`` are added by :func:`stack`)."""

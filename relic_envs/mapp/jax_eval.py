@@ -39,7 +39,8 @@ def problem(name: str) -> jr.JaxRoutingProblem:
 
 def stack(name: str, instances: Sequence[RoutingInstance]) -> jr.Batch:
     """Stack same-size instances of a benchmark for the JAX evaluator."""
-    return jr.stack(problem(name), instances)
+    batch = jr.stack(problem(name), instances)
+    return batch._replace(data=problem(name).compact(batch.data))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -112,8 +112,8 @@ def test_seed_team_parity_on_generated_small_instances(name, seed, n, budget_sca
 
 
 # -- observations ---------------------------------------------------------------------
-def jstate(name, episode):
-    """The JAX state of a numpy episode."""
+def jstate(name, episode, data):
+    """The JAX state of a numpy episode (``data``: the instance's stacked arrays)."""
     jnp = jax.numpy
     dyn = episode.dyn
     if name == "mapp_pc":
@@ -121,7 +121,9 @@ def jstate(name, episode):
     elif name == "mapp_ar":
         jdyn = {"u": dyn["u"], "scanned": dyn["scanned"]}
     else:
-        jdyn = {"served": dyn["served"], "gained": dyn["gained"][0]}
+        # the JAX side ranks each node's requests by value: served in that order
+        ranked = np.take_along_axis(np.asarray(dyn["served"]), np.asarray(data["epoch"]), axis=0)
+        jdyn = {"served": ranked, "gained": dyn["gained"][0]}
     return jr.JState(jnp.asarray(episode.pos, jnp.int32), jnp.asarray(episode.budget), jnp.asarray(episode.home),
                      jnp.asarray(episode.visited), jnp.int32(episode.t), {k: jnp.asarray(v) for k, v in jdyn.items()})
 
@@ -152,7 +154,7 @@ def test_every_observation_matches_the_env(name, interface):
         data = {k: jax.numpy.asarray(v[0]) for k, v in data.items()}
         observe = jax.jit(functools.partial(jr.observe, problem), static_argnums=(2, 3))
         while not episode.done:
-            state = jstate(name, episode)
+            state = jstate(name, episode, data)
             for role in bench.roles:
                 ours, ref = flat(observe(data, state, role, interface)), flat(observed(shown, episode, role))
                 assert set(ours) == set(ref)
@@ -234,15 +236,33 @@ def test_compiles_once_per_batch_shape():
     assert compiled >= 1 and run.jitted._cache_size() == compiled
 
 
+def test_ds_batches_keep_every_request_and_drop_unused_ranks():
+    from relic_envs.mapp.ds.generator import stream
+
+    instances = relic_envs.splits("mapp_ds").test["test50"][:8]
+    data = jax_eval.stack("mapp_ds", instances).data
+    streams = [stream(inst) for inst in instances]
+    most = max(int(s.fire.sum(axis=0).max()) for s in streams)  # the most requests one node receives
+    assert data["fire"].shape == (8, most, 50) and most < 51
+    for i, s in enumerate(streams):
+        assert int(data["fire"][i].sum()) == int(s.fire.sum())
+        # each node's requests ranked by value (highest first), with their epochs and expiries
+        for node in range(50):
+            fired = data["fire"][i][:, node]
+            rows = data["epoch"][i][fired, node]
+            np.testing.assert_array_equal(data["value"][i][fired, node], s.value[rows, node])
+            np.testing.assert_array_equal(data["expiry"][i][fired, node], s.expiry[rows, node])
+            assert (np.diff(data["value"][i][fired, node]) <= 0).all()
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.integers(1, 6), st.sampled_from([0.0, 0.5, 1.0]))
-def test_best_request_row_is_argmax_with_ties_and_no_requests(seed, rows, cols, inactive):
-    from relic_envs.mapp.ds.jax_eval import first_argmax_over_rows
+def test_best_request_rank_is_the_first_active_one(seed, rows, cols, density):
+    from relic_envs.mapp.ds.jax_eval import first_true
 
-    rng = np.random.default_rng(seed)
-    score = rng.integers(0, 3, size=(rows, cols)).astype(float)  # few levels: many ties
-    score[rng.random(score.shape) < inactive] = -np.inf  # inactive = 1.0: columns of -inf only
-    np.testing.assert_array_equal(np.asarray(first_argmax_over_rows(jr.jnp.asarray(score))), score.argmax(axis=0))
+    mask = np.random.default_rng(seed).random((rows, cols)) < density  # density 0.0: columns with none
+    want = np.where(mask.any(axis=0), mask.argmax(axis=0), rows)
+    np.testing.assert_array_equal(np.asarray(first_true(jr.jnp.asarray(mask))), want)
 
 
 def alt_team(n, xp):

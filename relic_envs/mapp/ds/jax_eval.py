@@ -2,7 +2,11 @@
 
 The request stream is not redrawn in JAX: :func:`stack` stores the numpy
 ``generator.stream(instance)`` grid (``fire``, ``value``, ``expiry``, ``(N + 1, N)``
-each) in the batch, so both evaluators serve the same requests.
+each) in the batch, so both evaluators serve the same requests; each node's column is
+ranked by value (``epoch`` holds each entry's firing epoch), so a node's best active
+request is its first active rank (a plain min reduction, not an argmax over the
+epochs), and the evaluator's batches keep only the ranks some node of the batch uses
+(:meth:`DSJax.compact`: about half of the ``N + 1`` on the test splits).
 
 Use through :func:`relic_envs.mapp.jax_eval.evaluate` or
 ``relic_envs.mapp.jax_eval.evaluator("mapp_ds", policies)``.
@@ -19,9 +23,16 @@ from relic_envs.mapp.ds.generator import stream
 
 
 def active(data, dyn, t):
-    """``(H, N)`` bool: requests active at time ``t`` and not yet served."""
-    tau = jnp.arange(data["fire"].shape[0])[:, None]
-    return data["fire"] & ~dyn["served"] & (tau <= t) & (t <= data["expiry"])
+    """``(H, N)`` bool, in the per-node value order of :meth:`DSJax.arrays`: requests active
+    at time ``t`` and not yet served."""
+    return data["fire"] & ~dyn["served"] & (data["epoch"] <= t) & (t <= data["expiry"])
+
+
+def first_true(mask):
+    """``(N,)`` the first row (rank) of each column of ``mask`` that is true, ``H`` where none is:
+    one plain min reduction, which XLA vectorises (``argmax`` of a bool column it does not)."""
+    ranks = jnp.arange(mask.shape[0], dtype=jnp.int32)[:, None]
+    return jnp.min(jnp.where(mask, ranks, mask.shape[0]), axis=0)
 
 
 def coverage(v: jr.View):
@@ -30,17 +41,7 @@ def coverage(v: jr.View):
     return jnp.where(released > 0, v.nodes["served_value"] / jnp.where(released > 0, released, 1.0), 0.0)
 
 
-def first_argmax_over_rows(score):
-    """``score.argmax(axis=0)``: each node's best request row (the first on ties, 0 where
-    all are ``-inf``) as a running maximum over the rows. XLA evaluated ``argmax``'s
-    paired reduction element by element: it was most of an epoch (MAPP-DS at batch 1024:
-    430 -> 254 ms per evaluation). Only the row leaves this function: reading the
-    running maximum itself let XLA copy its chain into each consumer (350 ms)."""
-    top, row = score[0], jnp.zeros(score.shape[1], jnp.int32)
-    for r in range(1, score.shape[0]):
-        higher = score[r] > top
-        top, row = jnp.where(higher, score[r], top), jnp.where(higher, jnp.int32(r), row)
-    return row
+RANKED = ("fire", "value", "expiry", "epoch")  # the (ranks, N) arrays of arrays()
 
 
 class DSJax(jr.JaxRoutingProblem):
@@ -53,41 +54,52 @@ class DSJax(jr.JaxRoutingProblem):
 
     def arrays(self, instance, dist):
         s = stream(instance)
+        # Each node's requests ranked by value, highest first, ties by the earlier epoch
+        # (a stable sort), unfired ones last: the best active request is then the first
+        # active one in rank order, numpy's argmax over the epochs (first maximum).
+        order = np.argsort(np.where(s.fire, -s.value, np.inf), axis=0, kind="stable")
+        ranked = {k: np.take_along_axis(a, order, axis=0) for k, a in
+                  (("fire", s.fire), ("value", s.value), ("expiry", s.expiry.astype(np.int32)))}
         # The value released by each epoch t, summed by the numpy reference's own
         # expression (node_view), so its bits match.
         released = np.array([np.sum(s.value[: t + 1]) for t in range(s.value.shape[0])], np.float64)
-        return {"fire": s.fire, "value": s.value, "expiry": s.expiry.astype(np.int32), "released": released}
+        return {**ranked, "epoch": order.astype(np.int32), "released": released}
+
+    def compact(self, data):
+        # Ranks past the most requests any node of the batch receives hold unfired
+        # entries only (about half the N + 1 ranks on the test splits): cut them.
+        used = max(1, int(data["fire"].sum(axis=1).max()))
+        return {k: (v[:, :used] if k in RANKED else v) for k, v in data.items()}
 
     def init_dynamic(self, data):
-        # ``gained``: the served value, added one arrival at a time as numpy adds it.
+        # ``served``: per (rank, node), as the ranked arrays. ``gained``: the served value,
+        # added one arrival at a time as numpy adds it.
         return {"served": jnp.zeros(data["fire"].shape, bool), "gained": jnp.zeros((), data["value"].dtype)}
 
     def arrive(self, data, dyn, node, t):
-        # Serve the highest-value active request at the node; argmax takes the first
-        # maximum, i.e. the earliest arrival on ties, as the numpy reference does.
-        # Only the node's column of the request grid: computing ``active`` over the whole
-        # (N + 1, N) grid for each of the three arrivals of an epoch cost most of a step.
-        tau = jnp.arange(data["fire"].shape[0])
-        live = data["fire"][:, node] & ~dyn["served"][:, node] & (tau <= t) & (t <= data["expiry"][:, node])
-        score = jnp.where(live, data["value"][:, node], -jnp.inf)
-        row = jnp.argmax(score)
-        hit = jnp.isfinite(score[row])
-        return {"served": dyn["served"].at[row, node].set(dyn["served"][row, node] | hit),
-                "gained": dyn["gained"] + jnp.where(hit, data["value"][row, node], 0.0)}
+        # Serve the node's best active request: its first active rank. Only the node's
+        # column: computing ``active`` over the whole grid for each of the three arrivals
+        # of an epoch cost most of a step.
+        live = (data["fire"][:, node] & ~dyn["served"][:, node] & (data["epoch"][:, node] <= t)
+                & (t <= data["expiry"][:, node]))
+        rank = first_true(live[:, None])[0]
+        hit = rank < live.shape[0]
+        rank = jnp.minimum(rank, live.shape[0] - 1)
+        return {"served": dyn["served"].at[rank, node].set(dyn["served"][rank, node] | hit),
+                "gained": dyn["gained"] + jnp.where(hit, data["value"][rank, node], 0.0)}
 
     def objective(self, data, dyn):
         return jnp.sum(jnp.where(dyn["served"], data["value"], 0.0))
 
     def node_view(self, data, dyn, t):
-        score = jnp.where(active(data, dyn, t), data["value"], -jnp.inf)
-        row = first_argmax_over_rows(score)
-        cols = jnp.arange(score.shape[1])
-        top = score[row, cols]
-        exists = jnp.isfinite(top)
-        ttl = jnp.where(exists, data["expiry"][row, cols] - t, 0).astype(data["value"].dtype)
+        rank = first_true(active(data, dyn, t))
+        exists = rank < data["fire"].shape[0]
+        rank = jnp.minimum(rank, data["fire"].shape[0] - 1)
+        cols = jnp.arange(rank.shape[0])
+        ttl = jnp.where(exists, data["expiry"][rank, cols] - t, 0).astype(data["value"].dtype)
         released = data["released"][jnp.minimum(t, data["released"].shape[0] - 1)]
-        return {"value": jnp.where(exists, top, 0.0), "ttl": ttl, "active": exists, "released": released,
-                "served_value": dyn["gained"]}
+        return {"value": jnp.where(exists, data["value"][rank, cols], 0.0), "ttl": ttl, "active": exists,
+                "released": released, "served_value": dyn["gained"]}
 
 
 PROBLEM = DSJax()
