@@ -309,6 +309,8 @@ def rollout_batch(problem: JaxRoutingProblem, policies: Mapping[str, Callable], 
     """:func:`rollout_one` over a batch (leading axis of ``data``), the same epochs and
     results, without paying for finished episodes: MAPP-DS episodes run 12 epochs on
     average and up to 50, and a plain vmapped loop runs the longest for the whole batch."""
+    if not problem.shrink_stages:
+        return jax.vmap(lambda d: rollout_one(problem, policies, d, interface))(data)
     carry = jax.vmap(functools.partial(start, problem))(data)
     final = shrinking_while(running, functools.partial(play_epoch, problem, policies, interface), data, carry,
                             stages=problem.shrink_stages)
