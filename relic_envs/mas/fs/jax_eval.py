@@ -40,15 +40,14 @@ PAPER = {
 
 
 def _waited(v: jd.View):
-    """``(N,)`` for each job waiting in some buffer: how long it has waited there (else 0)."""
+    """``(N,)`` for each job waiting in some buffer: how long it has waited there (else 0).
+
+    A job waits at stage ``s`` once ready for it (``ready_times``, the pools' own rule:
+    every stage machine is qualified for every job in MAS-FS) and until dispatched there."""
+    ready = jd.ready_times(PROBLEM, v.data, v.machine, v.end)  # (3, N), inf while not ready or once dispatched
     out = jnp.zeros(v.machine.shape[0], v.t.dtype)
     for s in range(3):
-        if s == 0:
-            ready = v.data["release"]
-        else:
-            ready = jnp.where(v.machine[:, s - 1] >= 0, jnp.nan_to_num(v.end[:, s - 1], nan=jnp.inf), jnp.inf)
-        waiting = (v.machine[:, s] < 0) & (ready <= v.t)
-        out = jnp.where(waiting, v.t - ready, out)
+        out = jnp.where(ready[s] <= v.t, v.t - ready[s], out)
     return out
 
 
