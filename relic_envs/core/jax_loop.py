@@ -14,7 +14,8 @@ iterations it would see alone (finished instances are frozen, as in JAX's batche
 ``while_loop``), so the results are bit-identical; only the work on finished instances
 is saved. Each stage is a copy of the loop body in the compiled program and a gather of
 the batch's data, so ``stages`` trades compile time and copies for speed: quartering
-1024 -> 256 -> 64 -> 16 measured faster on MAPP-DS than halving seven times.
+1024 -> 256 -> 64 -> 16 measured faster on MAPP-DS than halving seven times
+(``benchmarks/jax_throughput.py --env mapp_ds``; figures in ``benchmarks/RESULTS.md``).
 
 JAX is imported here, so this module stays out of ``relic_envs.core``'s imports.
 """

@@ -69,7 +69,8 @@ ALT = alt.alt_roles(_slack_rows, _attainable, ("rival_finish", alt.rival_finish)
 class STJax(jd.JaxDispatchProblem):
     numpy_problem = STProblem()
     # Episodes of 21 epochs on average, 32 at most: 7.9e5 -> 9.0e5 instance-steps/s at
-    # batch 1024 (MAS-JD runs 50 each and MAS-FS 137 of at most 148: no gain there).
+    # batch 1024 (MAS-JD runs 50 each and MAS-FS 137 of at most 148: no gain there;
+    # benchmarks/jax_throughput.py --env NAME, figures in benchmarks/RESULTS.md).
     shrink_stages = 3
     roles = {"paper": PAPER, "alt": ALT}
 
