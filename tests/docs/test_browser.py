@@ -15,6 +15,7 @@ import functools
 import os
 import shutil
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -101,7 +102,8 @@ def page_problems(driver, url: str, cache: dict[str, str | None]) -> list[str]:
     """Everything wrong with ``url`` as the browser shows it: console errors, pictures, same-site links."""
     driver.get_log("browser")  # drop what earlier pages logged
     driver.get(url)
-    problems = [f"console: {e['message']}" for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    logged = driver.get_log("browser")
+    problems = []
     for src, width in driver.execute_script(
         "return Array.from(document.images, i => [i.currentSrc || i.src, i.complete ? i.naturalWidth : 0]);"
     ):
@@ -112,7 +114,12 @@ def page_problems(driver, url: str, cache: dict[str, str | None]) -> list[str]:
     for href in sorted(set(hrefs)):
         if href.startswith(origin) and (problem := _status(href, cache)):
             problems.append(f"broken link: {problem}")
-    return problems
+    # chromedriver hands console messages over asynchronously: a script error was once
+    # missing from the read right after loading (CI under load), so read again after the
+    # checks above, and once more after a pause.
+    time.sleep(0.2)
+    logged += driver.get_log("browser")
+    return [f"console: {e['message']}" for e in logged if e["level"] == "SEVERE"] + problems
 
 
 def test_every_benchmark_page_renders_its_facts_and_picture(site_build, serve, browser):
