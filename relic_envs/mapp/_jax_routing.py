@@ -114,8 +114,12 @@ class JaxRoutingProblem(abc.ABC):
         """Initial node state (twin of ``simulator.init_dynamic``)."""
 
     @abc.abstractmethod
-    def arrive(self, data: Mapping[str, Any], dyn: dict[str, Any], node, t) -> dict[str, Any]:
-        """Node state after an admitted arrival at ``node`` landing at time ``t`` (new dict)."""
+    def arrive(self, data: Mapping[str, Any], dyn: dict[str, Any], node, t, on) -> dict[str, Any]:
+        """Node state after an admitted arrival at ``node`` landing at time ``t`` where ``on``
+        (a traced bool), else ``dyn`` unchanged (new dict). The benchmark applies ``on``
+        itself, to the entries the arrival touches: a select over every node state after
+        each of the three arrivals of an epoch cost MAPP-DS a pass over its request grid
+        each (``benchmarks/RESULTS.md``)."""
 
     @abc.abstractmethod
     def objective(self, data: Mapping[str, Any], dyn: Mapping[str, Any]):
@@ -242,8 +246,7 @@ def step(problem: JaxRoutingProblem, data: Mapping[str, Any], state: JState, act
         pos = pos.at[k].set(jnp.where(live, node, cur))
         arrived = live & ok
         visited = visited.at[k, node].set(visited[k, node] | arrived)
-        after = problem.arrive(data, dyn, node, landing)
-        dyn = jax.tree.map(lambda new, old, a=arrived: jnp.where(a, new, old), after, dyn)
+        dyn = problem.arrive(data, dyn, node, landing, arrived)
         home = home.at[k].set(home[k] | (live & ~ok))
         moves.append(jnp.where(live, node, -1))
     # The horizon: routes still open after N epochs (MAPP-DS only) return home.

@@ -36,11 +36,11 @@ class ARJax(jr.JaxRoutingProblem):
         n = data["dist"].shape[0]
         return {"u": jnp.ones(n, data["dist"].dtype).at[0].set(0.0), "scanned": jnp.zeros(n, bool)}
 
-    def arrive(self, data, dyn, node, t):
+    def arrive(self, data, dyn, node, t, on):
         # One scan event (simulator.scan); the step applies A, B, C one after another,
         # so repeated scans multiply again.
         u = (dyn["u"] * (1.0 - data["rho"][node])).at[node].set(0.0).at[0].set(0.0)
-        return {"u": u, "scanned": dyn["scanned"].at[node].set(True)}
+        return {"u": jnp.where(on, u, dyn["u"]), "scanned": dyn["scanned"].at[node].set(dyn["scanned"][node] | on)}
 
     def objective(self, data, dyn):
         return (data["dist"].shape[0] - 1) - jnp.sum(dyn["u"])

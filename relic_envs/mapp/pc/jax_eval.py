@@ -34,9 +34,11 @@ class PCJax(jr.JaxRoutingProblem):
     def init_dynamic(self, data):
         return {"remaining": data["prizes"], "reached": jnp.zeros(data["prizes"].shape, bool)}
 
-    def arrive(self, data, dyn, node, t):
+    def arrive(self, data, dyn, node, t, on):
         # Collect once: a later arrival (even in the same epoch) finds the prize at 0.
-        return {"remaining": dyn["remaining"].at[node].set(0.0), "reached": dyn["reached"].at[node].set(True)}
+        remaining, reached = dyn["remaining"], dyn["reached"]
+        return {"remaining": remaining.at[node].set(jnp.where(on, 0.0, remaining[node])),
+                "reached": reached.at[node].set(reached[node] | on)}
 
     def objective(self, data, dyn):
         return jnp.sum(jnp.where(dyn["reached"], data["prizes"], 0.0))
