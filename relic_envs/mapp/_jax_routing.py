@@ -116,7 +116,8 @@ class JaxRoutingProblem(abc.ABC):
     @abc.abstractmethod
     def arrive(self, data: Mapping[str, Any], dyn: dict[str, Any], node, t, on) -> dict[str, Any]:
         """Node state after an admitted arrival at ``node`` landing at time ``t`` where ``on``
-        (a traced bool), else ``dyn`` unchanged (new dict). The benchmark applies ``on``
+        (a traced bool), else ``dyn`` unchanged bit for bit (new dict; :func:`play_epoch`
+        relies on it). The benchmark applies ``on``
         itself, to the entries the arrival touches: a select over every node state after
         each of the three arrivals of an epoch cost MAPP-DS a pass over its request grid
         each (``benchmarks/RESULTS.md``)."""
@@ -282,12 +283,22 @@ def running(data: Mapping[str, Any], carry) -> Any:
 
 def play_epoch(problem: JaxRoutingProblem, policies: Mapping[str, Callable], interface: str,
                data: Mapping[str, Any], carry):
-    """One decision epoch: every role observes the same pre-step state, then all move."""
+    """One decision epoch: every role observes the same pre-step state, then all move.
+
+    A finished episode (every route closed) comes back unchanged, bit for bit, so the
+    batched loop need not freeze it (``shrinking_while(idle_when_done=True)``): with every
+    agent home, ``step`` moves no one, touches no node state (``arrive`` with ``on``
+    false) and closes nothing; only the clock and the epoch count would advance.
+    """
     state, moves, steps = carry
     nodes = problem.node_view(data, state.dyn, state.t)  # one pre-step state for all three roles
     actions = {r: policies[r](observe(problem, data, state, r, interface, nodes)) for r in ROLES}
     new, moved = step(problem, data, state, actions)
-    return new, jax.lax.dynamic_update_index_in_dim(moves, moved, steps, 0), steps + 1
+    done = state.home.all()  # ``running``'s horizon test is implied: the horizon closes every route
+    new = new._replace(t=jnp.where(done, state.t, new.t))
+    # Written back as it was when done (the index clamps to the last row after N epochs).
+    moved = jnp.where(done, jax.lax.dynamic_index_in_dim(moves, steps, 0, keepdims=False), moved)
+    return new, jax.lax.dynamic_update_index_in_dim(moves, moved, steps, 0), steps + (~done).astype(steps.dtype)
 
 
 def outcome(problem: JaxRoutingProblem, data: Mapping[str, Any], carry) -> Outcome:
@@ -311,12 +322,11 @@ def rollout_batch(problem: JaxRoutingProblem, policies: Mapping[str, Callable], 
                   interface: str = "paper") -> Outcome:
     """:func:`rollout_one` over a batch (leading axis of ``data``), the same epochs and
     results, without paying for finished episodes: MAPP-DS episodes run 12 epochs on
-    average and up to 50, and a plain vmapped loop runs the longest for the whole batch."""
-    if not problem.shrink_stages:
-        return jax.vmap(lambda d: rollout_one(problem, policies, d, interface))(data)
+    average and up to 50, and a plain vmapped loop runs the longest for the whole batch
+    (``problem.shrink_stages``), nor for freezing them (:func:`play_epoch` idles)."""
     carry = jax.vmap(functools.partial(start, problem))(data)
     final = shrinking_while(running, functools.partial(play_epoch, problem, policies, interface), data, carry,
-                            stages=problem.shrink_stages)
+                            stages=problem.shrink_stages, idle_when_done=True)
     return jax.vmap(functools.partial(outcome, problem))(data, final)
 
 

@@ -31,9 +31,11 @@ def active(data, dyn, t):
 
 def first_true(mask):
     """``(N,)`` the first row (rank) of each column of ``mask`` that is true, ``H`` where none is:
-    one plain min reduction, which XLA vectorises (``argmax`` of a bool column it does not)."""
-    ranks = jnp.arange(mask.shape[0], dtype=jnp.int32)[:, None]
-    return jnp.min(jnp.where(mask, ranks, mask.shape[0]), axis=0)
+    one plain min reduction, which XLA vectorises (``argmax`` of a bool column it does not),
+    over ranks in the narrowest integer type that holds ``H`` (a quarter of the bytes)."""
+    h = mask.shape[0]
+    ranks = jnp.arange(h, dtype=jnp.int8 if h < np.iinfo(np.int8).max else jnp.int32)[:, None]
+    return jnp.min(jnp.where(mask, ranks, jnp.asarray(h, ranks.dtype)), axis=0).astype(jnp.int32)
 
 
 def coverage(v: jr.View):
