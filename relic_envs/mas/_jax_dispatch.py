@@ -344,7 +344,9 @@ def apply(problem: JaxDispatchProblem, data, state: DState, answers) -> DState:
 
 def epoch(problem: JaxDispatchProblem, policies: Mapping[str, Callable], data, state: DState,
           interface: str = "paper") -> DState:
-    """Enter the epoch at or after ``state.t`` and play it (a done state comes back unchanged).
+    """Enter the epoch at or after ``state.t`` and play it (a state that is no longer
+    :func:`running`, done or past the bound, comes back unchanged: the batched loop then
+    need not freeze it, ``shrinking_while(idle_when_done=True)``).
 
     Entering at the top of the loop body, not after each dispatch, traces the inner
     event loop once (it dominates compile time otherwise).
@@ -355,7 +357,7 @@ def epoch(problem: JaxDispatchProblem, policies: Mapping[str, Callable], data, s
     voided = state._replace(reason=reason, void_role=role, steps=state.steps + 1)
     played = apply(problem, data, state, answers)
     new = jax.tree.map(lambda a, b: jnp.where(reason > 0, a, b), voided, played)
-    return jax.tree.map(lambda a, b: jnp.where(done(state), a, b), state, new)
+    return jax.tree.map(lambda a, b: jnp.where(running(problem, data, state), b, a), state, new)
 
 
 def max_epochs(n_jobs: int, stages: int) -> int:
@@ -413,11 +415,12 @@ def rollout_batch(problem: JaxDispatchProblem, policies: Mapping[str, Callable],
     """:func:`rollout_one` over a batch (leading axis of ``data``), the same epochs and
     results; the while loop drops finished episodes as they end
     (:func:`~relic_envs.core.jax_loop.shrinking_while`, ``problem.shrink_stages`` times)."""
-    if loop != "while" or not problem.shrink_stages:
+    if loop != "while":
         return jax.vmap(lambda d: rollout_one(problem, policies, d, interface, loop))(data)
     state = jax.vmap(functools.partial(init, problem))(data)
     play = lambda d, s: epoch(problem, policies, d, s, interface=interface)
-    final = shrinking_while(functools.partial(running, problem), play, data, state, stages=problem.shrink_stages)
+    final = shrinking_while(functools.partial(running, problem), play, data, state, stages=problem.shrink_stages,
+                            idle_when_done=True)
     return jax.vmap(functools.partial(outcome, problem))(data, final)
 
 
