@@ -14,6 +14,7 @@ D = simulator.N_SLOTS
 class DiMESJax(js.JaxProblem):
     domain = D
     u_by_rows = True  # 18-20 values: faster (JaxProblem.u_by_rows)
+    block = 128  # batch 1024 in 8 blocks: 7.5-7.8 -> 6.4-6.5 ms per sweep (benchmarks/RESULTS.md)
 
     # ``meetings`` only carries the batch's largest meeting count as a static shape.
     ragged = {"meetings": 0}
