@@ -43,21 +43,28 @@ class DiMESJax(js.JaxProblem):
         return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel + pref
 
     def violation(self, data, x):
-        n = x.shape[0]
-        counts = self._counts(data, x)[data["meeting"]]
-        others = counts - (jnp.arange(D)[None, :] == x[:, None])  # the meeting without i
+        return self._violation_rows(data, x, jnp.arange(x.shape[0]))
+
+    def _violation_rows(self, data, x, rows):
+        """``violation(data, x)[rows]``, from the rows' own inputs (``role_landscape``)."""
+        counts = self._counts(data, x)[data["meeting"][rows]]
+        xr = x[rows]
+        others = counts - (jnp.arange(D)[None, :] == xr[:, None])  # the meeting without i
         best_other = others[:, 0]
         for v in range(1, D):  # a running maximum: XLA vectorises it, not a reduction over 20
             best_other = jnp.maximum(best_other, others[:, v])
-        size = data["meeting_size"][:, None]  # counts.sum(axis=1): every attendance has a slot
+        size = data["meeting_size"][rows][:, None]  # counts.sum(axis=1): every attendance has a slot
         off = size - jnp.maximum(best_other[:, None], others + 1)
-        partner = jnp.arange(n) ^ 1
+        partner = rows ^ 1
         gap = jnp.abs(jnp.arange(D)[None, :] - x[partner][:, None])
-        travel = jnp.maximum(0.0, data["travel_time"][:, None] - gap)
+        travel = jnp.maximum(0.0, data["travel_time"][rows][:, None] - gap)
         return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel
 
     def landscape(self, data, x):
         return self.violation(data, x) + data["pref"]
+
+    def role_landscape(self, data, x, idx, landscape):
+        return self._violation_rows(data, x, idx) + data["pref"][idx]
 
     def features(self, data, state, landscape, role, idx):
         violation = self.violation(data, state.x) if role in ("A", "B") else None

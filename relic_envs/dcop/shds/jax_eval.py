@@ -29,11 +29,11 @@ class SHDSJax(js.JaxProblem):
             "own_cost": simulator.own_cost(instance),
         }
 
-    def _running(self, data, x):
-        """``(N, 24)``: 1 where device ``i`` started at ``x_i`` runs in slot ``h``."""
+    def _running(self, data, x, rows=None):
+        """``(N, 24)``: 1 where device ``i`` started at ``x_i`` runs in slot ``h`` (``rows``: those devices only)."""
         h = jnp.arange(simulator.N_SLOTS)[None, :]
-        start = x[:, None]
-        return ((h >= start) & (h < start + data["duration"][:, None])).astype(data["power"].dtype)
+        start, duration = (x, data["duration"]) if rows is None else (x[rows], data["duration"][rows])
+        return ((h >= start[:, None]) & (h < (start + duration)[:, None])).astype(data["power"].dtype)
 
     def load(self, data, x):
         return data["power"] @ self._running(data, x)
@@ -44,8 +44,9 @@ class SHDSJax(js.JaxProblem):
         overload = simulator.OVERLOAD_COST * jnp.sum(jnp.maximum(0.0, load - data["capacity"]))
         return data["price"] @ load + preference + overload
 
-    def violation(self, data, x):
-        """``(N, 18)`` overload with device ``i`` moved to start ``v``, in O(N x 24).
+    def violation(self, data, x, rows=None):
+        """``(N, 18)`` overload with device ``i`` moved to start ``v``, in O(N x 24) (``rows``:
+        those devices' rows only, from their own inputs, for ``role_landscape``).
 
         Moving ``i`` to ``v`` adds its power to the slots of its window ``v .. v+d_i-1``
         and leaves the others at the rest of the load, so the overload is the rest's
@@ -54,13 +55,15 @@ class SHDSJax(js.JaxProblem):
         profile per device (what ``simulator.violation`` builds; same terms, summed in
         another order).
         """
-        power, capacity = data["power"], data["capacity"]
-        rest = self.load(data, x)[None, :] - power[:, None] * self._running(data, x)  # (N, 24)
+        power, duration, capacity = data["power"], data["duration"], data["capacity"]
+        if rows is not None:
+            power, duration = power[rows], duration[rows]
+        rest = self.load(data, x)[None, :] - power[:, None] * self._running(data, x, rows)  # (N, 24)
         over = jnp.maximum(0.0, rest - capacity)
         added = jnp.maximum(0.0, (rest + power[:, None]) - capacity) - over
-        window = jnp.zeros((x.shape[0], D), rest.dtype)
+        window = jnp.zeros((power.shape[0], D), rest.dtype)
         for k in range(simulator.MAX_DURATION):
-            window = window + jnp.where(k < data["duration"][:, None], added[:, k : k + D], 0.0)
+            window = window + jnp.where(k < duration[:, None], added[:, k : k + D], 0.0)
         # The rest's overload summed slot by slot: as ``over.sum(axis=1)`` XLA ran it as a
         # library (YNN) reduction fused with the window terms, a quarter of the sweep
         # (13.8 -> 10.0 ms per sweep at batch 1024, benchmarks/RESULTS.md).
@@ -71,6 +74,9 @@ class SHDSJax(js.JaxProblem):
 
     def landscape(self, data, x):
         return data["own_cost"] + self.violation(data, x)
+
+    def role_landscape(self, data, x, idx, landscape):
+        return data["own_cost"][idx] + self.violation(data, x, idx)
 
     def features(self, data, state, landscape, role, idx):
         load = self.load(data, state.x)
