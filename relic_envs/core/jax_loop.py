@@ -15,10 +15,11 @@ iterations it would see alone (finished instances are frozen, as in JAX's batche
 is saved. A body that itself leaves a finished instance's carry unchanged can say so
 (``idle_when_done``): the loop then skips the select that freezes finished instances, a
 pass over every leaf of the carry at every iteration (on MAPP-DS, its request grids:
-2.65e5 -> 3.3e5 epochs per second). Each stage is a copy of the loop body in the compiled program and a gather of
-the batch's data, so ``stages`` trades compile time and copies for speed: quartering
-1024 -> 256 -> 64 -> 16 measured faster on MAPP-DS than halving seven times
-(``benchmarks/jax_throughput.py --env mapp_ds``; figures in ``benchmarks/RESULTS.md``).
+2.65e5 -> 3.3e5 epochs per second). Each stage is a copy of the loop body in the
+compiled program and a gather of the batch's data, so ``stages`` trades compile time
+and copies for speed: quartering 1024 -> 256 -> 64 -> 16 measured faster on MAPP-DS
+than halving seven times (``benchmarks/jax_throughput.py --env mapp_ds``; figures in
+``benchmarks/RESULTS.md``).
 
 JAX is imported here, so this module stays out of ``relic_envs.core``'s imports.
 """

@@ -117,10 +117,9 @@ class JaxRoutingProblem(abc.ABC):
     def arrive(self, data: Mapping[str, Any], dyn: dict[str, Any], node, t, on) -> dict[str, Any]:
         """Node state after an admitted arrival at ``node`` landing at time ``t`` where ``on``
         (a traced bool), else ``dyn`` unchanged bit for bit (new dict; :func:`play_epoch`
-        relies on it). The benchmark applies ``on``
-        itself, to the entries the arrival touches: a select over every node state after
-        each of the three arrivals of an epoch cost MAPP-DS a pass over its request grid
-        each (``benchmarks/RESULTS.md``)."""
+        relies on it). The benchmark applies ``on`` itself, to the entries the arrival
+        touches: a select over every node state after each of the three arrivals of an
+        epoch cost MAPP-DS a pass over its request grid each (``benchmarks/RESULTS.md``)."""
 
     @abc.abstractmethod
     def objective(self, data: Mapping[str, Any], dyn: Mapping[str, Any]):

@@ -124,7 +124,7 @@ def jstate(name, episode, data):
         # the JAX side ranks each node's requests by value: served in that order
         ranked = np.take_along_axis(np.asarray(dyn["served"]), np.asarray(data["epoch"]), axis=0)
         closes = np.where(ranked, -1, np.asarray(data["closes"])).astype(np.asarray(data["closes"]).dtype)
-        jdyn = {"served": ranked, "closes": closes, "gained": dyn["gained"][0]}
+        jdyn = {"closes": closes, "gained": dyn["gained"][0]}
     return jr.JState(jnp.asarray(episode.pos, jnp.int32), jnp.asarray(episode.budget), jnp.asarray(episode.home),
                      jnp.asarray(episode.visited), jnp.int32(episode.t), {k: jnp.asarray(v) for k, v in jdyn.items()})
 

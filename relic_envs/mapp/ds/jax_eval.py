@@ -68,10 +68,10 @@ class DSJax(jr.JaxRoutingProblem):
         released = np.array([np.sum(s.value[: t + 1]) for t in range(s.value.shape[0])], np.float64)
         # Each request's active window in the smallest integer type that holds the
         # epochs: it opens at its firing epoch (never if it did not fire) and closes at its
-        # expiry (the dynamic copy closes at -1 once served). ``active`` then reads two
-        # narrow arrays instead of four (2 bytes a request instead of 10: it is the
-        # (ranks, N) pass of every epoch). Epochs run 0..H - 1, so clipping at H keeps
-        # every comparison.
+        # expiry (the dynamic copy closes at -1 once served, the only negative value).
+        # ``active`` then reads two narrow arrays instead of four (2 bytes a request
+        # instead of 10: it is the (ranks, N) pass of every epoch). Epochs run 0..H - 1,
+        # so clipping at H keeps every comparison.
         horizon = s.value.shape[0]
         small = np.int8 if horizon < np.iinfo(np.int8).max else np.int16 if horizon < np.iinfo(np.int16).max else np.int32
         opens = np.where(ranked["fire"], order, horizon).astype(small)
@@ -85,11 +85,10 @@ class DSJax(jr.JaxRoutingProblem):
         return {k: (v[:, :used] if k in RANKED else v) for k, v in data.items()}
 
     def init_dynamic(self, data):
-        # ``served``: per (rank, node), as the ranked arrays. ``gained``: the served value,
-        # added one arrival at a time as numpy adds it.
-        # ``closes``: each request's last active epoch, -1 once served (``active``).
-        return {"served": jnp.zeros(data["fire"].shape, bool), "closes": data["closes"],
-                "gained": jnp.zeros((), data["value"].dtype)}
+        # ``closes``: per (rank, node), as the ranked arrays, each request's last active
+        # epoch, -1 once served (so ``closes < 0`` is numpy's ``served``). ``gained``: the
+        # served value, added one arrival at a time as numpy adds it.
+        return {"closes": data["closes"], "gained": jnp.zeros((), data["value"].dtype)}
 
     def arrive(self, data, dyn, node, t, on):
         # Serve the node's best active request: its first active rank. Only the node's
@@ -100,12 +99,11 @@ class DSJax(jr.JaxRoutingProblem):
         hit = (rank < live.shape[0]) & on
         rank = jnp.minimum(rank, live.shape[0] - 1)
         closes = dyn["closes"]
-        return {"served": dyn["served"].at[rank, node].set(dyn["served"][rank, node] | hit),
-                "closes": closes.at[rank, node].set(jnp.where(hit, -1, closes[rank, node]).astype(closes.dtype)),
+        return {"closes": closes.at[rank, node].set(jnp.where(hit, -1, closes[rank, node]).astype(closes.dtype)),
                 "gained": dyn["gained"] + jnp.where(hit, data["value"][rank, node], 0.0)}
 
     def objective(self, data, dyn):
-        return jnp.sum(jnp.where(dyn["served"], data["value"], 0.0))
+        return jnp.sum(jnp.where(dyn["closes"] < 0, data["value"], 0.0))
 
     def node_view(self, data, dyn, t):
         rank = first_true(active(data, dyn, t))
