@@ -18,6 +18,11 @@ _BLOCK = 128  # numpy's PW_BLOCKSIZE
 _UNROLL = 8
 
 
+def _combine(r):
+    """numpy's combination of its 8 interleaved partial sums ``r``."""
+    return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+
+
 def numpy_sum(a):
     """``np.sum`` of a 1-D float array in numpy's order, so with its exact bits.
 
@@ -39,7 +44,7 @@ def numpy_sum(a):
         stop = n - n % _UNROLL
         for i in range(_UNROLL, stop, _UNROLL):
             r = r + a[i : i + _UNROLL]
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        total = _combine(r)
         for i in range(stop, n):
             total = total + a[i]
         return total
@@ -83,7 +88,7 @@ def masked_numpy_sum(x, mask):
     r = blocks[0]
     for row in range(1, blocks.shape[0]):
         r = r + blocks[row]
-    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    total = _combine(r)
     tail = jnp.concatenate([packed, jnp.zeros(_UNROLL, x.dtype)])
     for i in range(_UNROLL - 1):  # the m % 8 elements after the blocks, one by one
         total = total + jnp.where(i < m % _UNROLL, tail[stop + i], 0.0)

@@ -28,9 +28,10 @@ episode has at most ``N * (S + 1)`` epochs (``DispatchBenchmark.max_steps``). On
 iteration (:func:`epoch`) first enters the epoch at or after the pending time (the
 first time a free resource has work, in closed form: :func:`enter`), then plays it; one
 more iteration only finds the end. The evaluator runs the iterations in a
-``lax.while_loop`` that stops once every instance of the batch is done (``loop="while"``, the default) or in a ``lax.scan`` of exactly ``N * (S + 1) +
-1`` iterations (``loop="scan"``, the routing family's shape); iterations after an
-instance is done change nothing. The while loop is the default because episodes are
+``lax.while_loop`` that stops once every instance of the batch is done
+(``loop="while"``, the default; :func:`rollout_batch`) or in a ``lax.scan`` of exactly
+``N * (S + 1) + 1`` iterations (``loop="scan"``, the routing family's shape);
+iterations after an instance is done change nothing. The while loop is the default because episodes are
 much shorter than the bound (MAS-JD test50: 50 epochs of a bound of 100; MAS-ST about
 20; MAS-FS about 140 of 200) and a vmapped loop runs every iteration for the whole
 batch anyway (MAS-FS at batch 1024: 6.2e4 instance-steps/s with the while loop, 5.2e4

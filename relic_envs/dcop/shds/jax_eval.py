@@ -29,14 +29,14 @@ class SHDSJax(js.JaxProblem):
             "own_cost": simulator.own_cost(instance),
         }
 
-    def _running(self, data, x, rows=None):
-        """``(N, 24)``: 1 where device ``i`` started at ``x_i`` runs in slot ``h`` (``rows``: those devices only)."""
+    @staticmethod
+    def _running(start, duration, dtype):
+        """``(N, 24)``: 1 where a device started at ``start`` for ``duration`` slots runs in slot ``h``."""
         h = jnp.arange(simulator.N_SLOTS)[None, :]
-        start, duration = (x, data["duration"]) if rows is None else (x[rows], data["duration"][rows])
-        return ((h >= start[:, None]) & (h < (start + duration)[:, None])).astype(data["power"].dtype)
+        return ((h >= start[:, None]) & (h < (start + duration)[:, None])).astype(dtype)
 
     def load(self, data, x):
-        return data["power"] @ self._running(data, x)
+        return data["power"] @ self._running(x, data["duration"], data["power"].dtype)
 
     def cost(self, data, x):
         load = self.load(data, x)
@@ -55,10 +55,10 @@ class SHDSJax(js.JaxProblem):
         profile per device (what ``simulator.violation`` builds; same terms, summed in
         another order).
         """
-        power, duration, capacity = data["power"], data["duration"], data["capacity"]
+        power, duration, start, capacity = data["power"], data["duration"], x, data["capacity"]
         if rows is not None:
-            power, duration = power[rows], duration[rows]
-        rest = self.load(data, x)[None, :] - power[:, None] * self._running(data, x, rows)  # (N, 24)
+            power, duration, start = power[rows], duration[rows], x[rows]
+        rest = self.load(data, x)[None, :] - power[:, None] * self._running(start, duration, power.dtype)  # (N, 24)
         over = jnp.maximum(0.0, rest - capacity)
         added = jnp.maximum(0.0, (rest + power[:, None]) - capacity) - over
         window = jnp.zeros((power.shape[0], D), rest.dtype)
