@@ -5,8 +5,9 @@ A benchmark supplies a :class:`JaxEventProblem`: its static arrays, its construc
 state (a dict of arrays), the pending decision (per role a candidate mask over the
 role's identifier space and the fallback costs), the role observations, ``apply`` and
 ``advance`` (jump event time until a decision is pending or the construction is
-complete). This module runs the decisions of one instance in a ``lax.while_loop`` and
-``jit(vmap(...))`` over a batch of same-size instances.
+complete). This module runs the decisions of a batch of same-size instances in one
+batched loop (:func:`rollout_batch`; a problem whose roles decide in a fixed cycle runs
+``jit(vmap(...))`` of the per-instance loop :func:`rollout_one`).
 
 **Repairs** follow ``Episode.step``: the deciding role's answer is repaired to the
 fallback, the candidate of least cost (ties: the lowest id, as ``cheapest``), when it
@@ -18,7 +19,8 @@ the ``"exception"`` and ``"type"`` reasons cannot occur.
 ``problem.max_decisions(shape)`` times (each benchmark derives its bound: one decision
 per role per operation or task); all three policies are evaluated at every decision
 (under ``vmap`` a switch on the role would evaluate them all anyway) and the answers of
-the roles not deciding are ignored, except where the roles decide in a fixed cycle
+the roles not deciding are ignored; the repairs' fallbacks are computed only when some
+answer of the batch needs one, except where the roles decide in a fixed cycle
 (``cyclic``, MRCPS): there each decision of a three-decision loop body runs its own
 role's policy only.
 
@@ -29,6 +31,7 @@ Float64 by default (``jax.enable_x64``) so schedules match the numpy reference e
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -42,6 +45,9 @@ try:
     import jax.numpy as jnp
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
+
+
+NONE = -1  # ``role`` of a state with no decision pending (the construction complete)
 
 
 class Batch(NamedTuple):
@@ -102,7 +108,10 @@ class JaxEventProblem(abc.ABC):
 
     @abc.abstractmethod
     def apply(self, data, s, choice) -> dict:
-        """Commit the (valid) ``choice`` of the deciding role."""
+        """Commit the (valid) ``choice`` of the deciding role. With ``s["role"] == NONE`` it
+        must return ``s`` unchanged, bit for bit, and ``advance`` of an advanced state
+        must change nothing: :func:`rollout_batch` relies on both to let finished
+        instances idle (the batched-loop test checks it against :func:`rollout_one`)."""
 
     @abc.abstractmethod
     def objective(self, data, s) -> Any:
@@ -137,6 +146,15 @@ def first_min(mask, cost):
     return jnp.min(jnp.where(masked == masked.min(), ids, masked.shape[-1]))
 
 
+def first_true(mask):
+    """``(mask.any(), the first index where mask holds)`` (``n`` when none), as one plain min
+    reduction over the ids: ``argmax``'s paired value-and-index reduction is evaluated
+    element by element by XLA's CPU backend (FJAGV's ``_find``, ``benchmarks/RESULTS.md``)."""
+    n = mask.shape[-1]
+    first = jnp.min(jnp.where(mask, jnp.arange(n, dtype=jnp.int32), n), axis=-1)
+    return first < n, first
+
+
 def lex_first(mask, *keys):
     """The first id (ascending) among ``mask`` ordered by ``keys`` (primary first): the
     twin of ``ids[np.lexsort((..., secondary, primary))[0]]`` (lexsort is stable); -1 if
@@ -144,7 +162,8 @@ def lex_first(mask, *keys):
     for key in keys:
         best = jnp.min(jnp.where(mask, key, jnp.inf))
         mask = mask & (key == best)
-    return jnp.where(mask.any(), jnp.argmax(mask), -1).astype(jnp.int32)
+    found, first = first_true(mask)
+    return jnp.where(found, first, -1).astype(jnp.int32)
 
 
 def aligned(mask, values):
@@ -165,7 +184,7 @@ def _step(problem, policies, data, carry, static_role: int | None = None):
             continue
         mask, cost = masks[k], picked[k][1]
         j = jnp.asarray(policies[r](obs[r])).astype(jnp.int32)
-        valid = (j >= 0) & (j < mask.shape[0]) & mask[jnp.clip(j, 0, mask.shape[0] - 1)]
+        valid = _valid(mask, j)
         mine = role == k
         choice = jnp.where(mine, jnp.where(valid, j, first_min(mask, cost)), choice)
         bad = bad | (mine & ~valid)
@@ -173,7 +192,71 @@ def _step(problem, policies, data, carry, static_role: int | None = None):
     if static_role is None or problem.advances_after[static_role]:
         s = problem.advance(data, s)
     repairs = repairs.at[role].add(bad.astype(jnp.int32))
-    return s, repairs, steps + 1
+    return s, repairs, steps + live
+
+
+def _valid(mask, j):
+    """Whether answer ``j`` is one of ``mask``'s candidates (``0 <= j < n`` and on the mask)."""
+    return (j >= 0) & (j < mask.shape[0]) & mask[jnp.clip(j, 0, mask.shape[0] - 1)]
+
+
+def _answer(problem, policies, data, s):
+    """The deciding role's answer (repairs aside) and whether it is valid, for one instance."""
+    role = s["role"]
+    masks = tuple(m & (role == k) for k, (m, _) in enumerate(problem.candidates(data, s)))
+    obs = problem.observe(data, s, masks)  # unused roles' observations are dead code to XLA
+    answer, valid = jnp.int32(0), jnp.bool_(True)
+    for k, r in enumerate(ROLES):
+        j = jnp.asarray(policies[r](obs[r])).astype(jnp.int32)
+        mine = role == k
+        answer = jnp.where(mine, j, answer)
+        valid = jnp.where(mine, _valid(masks[k], j), valid)
+    return answer, valid
+
+
+def _fallback(problem, data, s):
+    """The deciding role's repair, its candidate of least cost (``first_min``), for one instance."""
+    fallback = jnp.int32(0)
+    for k, (mask, cost) in enumerate(problem.candidates(data, s)):
+        fallback = jnp.where(s["role"] == k, first_min(mask & (s["role"] == k), cost), fallback)
+    return fallback
+
+
+def rollout_batch(problem: JaxEventProblem, policies: Mapping[str, Callable], data, bound: int) -> Outcome:
+    """Every decision of a batch (leading axis of ``data``), one batched loop; the same
+    decisions as ``vmap(rollout_one)``, for a problem that does not decide in a cycle.
+
+    Two things a ``vmap``-ped ``while_loop`` pays at every decision are skipped: the
+    repairs' fallbacks (a least-cost search per role) are computed only when some answer
+    of the batch is invalid (a ``lax.cond`` on the batch, which a per-instance loop cannot
+    have: under ``vmap`` both branches run), and the select that freezes finished
+    instances is not needed, because a finished instance decides as role ``NONE``
+    (``apply`` leaves the state as it is) and ``advance`` of an advanced state changes
+    nothing; its step and repair counts do not move.
+    """
+    state = jax.vmap(lambda d: problem.advance(d, problem.init(d)))(data)
+    size = state["done"].shape[0]
+
+    def going(carry):
+        s, _, steps = carry
+        return ~s["done"] & (steps < bound)
+
+    def body(carry):
+        s, repairs, steps = carry
+        live = going(carry)
+        role = jnp.where(live, s["role"], NONE)
+        s = {**s, "role": role}
+        answer, valid = jax.vmap(functools.partial(_answer, problem, policies))(data, s)
+        bad = live & ~valid
+        choice = jax.lax.cond(bad.any(), lambda: jnp.where(valid, answer, jax.vmap(functools.partial(_fallback, problem))(data, s)),
+                              lambda: answer)
+        s = jax.vmap(lambda d, s, c: problem.advance(d, problem.apply(d, s, c)))(data, s, choice)
+        repairs = repairs + (bad[:, None] & (role[:, None] == jnp.arange(len(ROLES)))).astype(jnp.int32)
+        return s, repairs, steps + live
+
+    carry = (state, jnp.zeros((size, len(ROLES)), jnp.int32), jnp.zeros(size, jnp.int32))
+    s, repairs, steps = jax.lax.while_loop(lambda c: going(c).any(), body, carry)
+    return Outcome(jax.vmap(problem.objective)(data, s), repairs, steps, jax.vmap(problem.schedule)(data, s))
 
 
 def role_cycle(step: Callable, going: Callable, carry, turn: Callable | None = None):
@@ -215,7 +298,10 @@ def make_evaluator(problem: JaxEventProblem, policies: Mapping[str, Callable], *
     missing = [r for r in ROLES if r not in policies]
     if missing:
         raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
-    batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, problem.max_decisions(data))))
+    if problem.cyclic:
+        batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, problem.max_decisions(data))))
+    else:
+        batched = jax.jit(lambda data: rollout_batch(problem, policies, data, problem.max_decisions(_first(data))))
 
     def run(batch: Batch) -> Outcome:
         with jax.enable_x64(x64):
@@ -225,6 +311,11 @@ def make_evaluator(problem: JaxEventProblem, policies: Mapping[str, Callable], *
     run.jitted = lambda data: batched(_cast(data, x64))
     run.jitted.lower = lambda data: batched.lower(_cast(data, x64))
     return run
+
+
+def _first(data):
+    """The first instance of a batch (its arrays' shapes are every instance's)."""
+    return jax.tree.map(lambda a: a[0], data)
 
 
 def _cast(data: Mapping[str, np.ndarray], x64: bool) -> dict[str, np.ndarray]:

@@ -27,7 +27,7 @@ from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.fjagv.simulator import TARDINESS_WEIGHT, TRAVEL_WEIGHT
 
 ROLE_A, ROLE_B, ROLE_C = 0, 1, 2
-NONE = -1  # the pending role once the construction is complete
+NONE = je.NONE  # the pending role once the construction is complete
 
 
 def _set(x, i, v, on):
@@ -87,14 +87,13 @@ class FJAGVJax(je.JaxEventProblem):
 
     def _find(self, data, s):
         """``(role, about)`` of the pending decision, or ``(NONE, -1)`` (``State._find``)."""
-        ready = (s["machine"] < 0) & (s["ready_at"] >= 0)
-        free_agv = s["agv_free_at"] <= s["t"]
-        has_c = self._requests(s).any() & free_agv.any()
+        any_ready, ready = je.first_true((s["machine"] < 0) & (s["ready_at"] >= 0))
+        any_free, free_agv = je.first_true(s["agv_free_at"] <= s["t"])
+        has_c = self._requests(s).any() & any_free
         queued = s["next_delivery"] <= s["t"]  # some operation delivered and waiting at the machine
-        b_ok = queued & (s["machine_free_at"] <= s["t"])
-        role = jnp.where(ready.any(), ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(b_ok.any(), ROLE_B, NONE)))
-        about = jnp.select([role == ROLE_A, role == ROLE_C, role == ROLE_B],
-                           [jnp.argmax(ready), jnp.argmax(free_agv), jnp.argmax(b_ok)], -1)
+        any_b, b_ok = je.first_true(queued & (s["machine_free_at"] <= s["t"]))
+        role = jnp.where(any_ready, ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(any_b, ROLE_B, NONE)))
+        about = jnp.select([role == ROLE_A, role == ROLE_C, role == ROLE_B], [ready, free_agv, b_ok], -1)
         return role.astype(jnp.int32), about.astype(jnp.int32)
 
     def _found(self, data, s):
@@ -134,8 +133,11 @@ class FJAGVJax(je.JaxEventProblem):
         s = self._found(data, s)
         idle = s["done"] & ~(s["start"] >= 0).all()  # nothing to decide, operations left to start
         t = self._next_decision_time(data, s)
-        jumped = self._found(data, self._jump_to(data, s, t))
-        return je.jax.tree.map(lambda a, b: jnp.where(idle & jnp.isfinite(t), a, b), jumped, s)
+        jump = idle & jnp.isfinite(t)
+        # A jump moves only the clock and the ready times; finding the decision again where
+        # nothing jumped finds the same one, so no select over the whole state is needed.
+        jumped = self._jump_to(data, s, t)
+        return self._found(data, {**s, **{k: jnp.where(jump, jumped[k], s[k]) for k in ("t", "ready_at")}})
 
     # -- the decision ----------------------------------------------------------------------
     def _ready_times(self, data, s):
@@ -197,11 +199,11 @@ class FJAGVJax(je.JaxEventProblem):
         m_b = jnp.clip(x, 0, data["pt"].shape[1] - 1)
         finish_b = s["t"] + data["pt"][op_c, m_b]
         m_a = jnp.clip(choice, 0, data["pt"].shape[1] - 1)
-        backlog = s["backlog"] + jnp.where(on_a, data["pt"][op_c, m_a], 0.0) * (jnp.arange(s["backlog"].shape[0]) == m_a)
-        backlog = backlog - jnp.where(on_b, data["pt"][op_c, m_b], 0.0) * (jnp.arange(s["backlog"].shape[0]) == m_b)
+        machines = jnp.arange(s["backlog"].shape[0])
+        backlog = jnp.where(on_a & (machines == m_a), s["backlog"] + data["pt"][op_c, m_a], s["backlog"])
+        backlog = jnp.where(on_b & (machines == m_b), backlog - data["pt"][op_c, m_b], backlog)
         # next_delivery: A's in-place delivery and C's trip add one to the operation's machine;
         # B's start removes one, so machine x's earliest is taken again over its operations.
-        machines = jnp.arange(s["next_delivery"].shape[0])
         m_op = machine[op_c]
         added = jnp.where((on_a & same) | on_c, delivered[op_c], jnp.inf)
         next_delivery = jnp.where(machines == m_op, jnp.minimum(s["next_delivery"], added), s["next_delivery"])
