@@ -192,7 +192,7 @@ def _step(problem, policies, data, carry, static_role: int | None = None):
     if static_role is None or problem.advances_after[static_role]:
         s = problem.advance(data, s)
     repairs = repairs.at[role].add(bad.astype(jnp.int32))
-    return s, repairs, steps + live
+    return s, repairs, steps + 1
 
 
 def _valid(mask, j):

@@ -72,11 +72,16 @@ class FJAGVJax(je.JaxEventProblem):
             # per machine, the earliest delivery among its operations delivered or in
             # transit and not started (inf: none); its queue is non-empty once t reaches it.
             "next_delivery": jnp.full(m, jnp.inf, f),
+            # per operation, its predecessor's machine + 1 (0: the depot, for a first
+            # operation or an unassigned predecessor) and finish time (-1: not finished),
+            # set when they are decided instead of rolled out of machine and finish.
+            "source": jnp.zeros(n, jnp.int32), "pred_finish": minus,
         }
 
     def _source(self, data, s):
-        """``(N,)`` location of each operation's material before its trip (depot 0, else machine + 1)."""
-        return jnp.where(data["first"], 0, jnp.roll(s["machine"], 1) + 1)
+        """``(N,)`` location of each operation's material before its trip (depot 0, else the
+        predecessor's machine + 1), kept in the state."""
+        return s["source"]
 
     def _waiting(self, s):
         """``(N,)`` operations delivered and not started (at their assigned machine)."""
@@ -112,7 +117,7 @@ class FJAGVJax(je.JaxEventProblem):
         it (a future delivery is its AGV's free time). What can be decided only grows with
         time while nobody decides, so the first of these is where the jumps stop.
         """
-        pred_finish = jnp.where(data["first"], -1.0, jnp.roll(s["finish"], 1))
+        pred_finish = s["pred_finish"]
         becomes_ready = (s["machine"] < 0) & (s["ready_at"] < 0) & (pred_finish >= 0)
         t_a = jnp.min(jnp.where(becomes_ready, pred_finish, jnp.inf))
         t_c = jnp.where(self._requests(s).any(), jnp.min(s["agv_free_at"]), jnp.inf)
@@ -122,8 +127,8 @@ class FJAGVJax(je.JaxEventProblem):
     def _jump_to(self, data, s, t):
         """Time jumped to ``t`` (``State``'s jumps up to it): successors of operations finished by
         then become ready."""
-        done_prev = jnp.roll((s["finish"] >= 0) & (s["finish"] <= t), 1) & ~data["first"]
-        ready_at = jnp.where(done_prev & (s["ready_at"] < 0), jnp.roll(s["finish"], 1), s["ready_at"])
+        done_prev = (s["pred_finish"] >= 0) & (s["pred_finish"] <= t)
+        ready_at = jnp.where(done_prev & (s["ready_at"] < 0), s["pred_finish"], s["ready_at"])
         return {**s, "t": t, "ready_at": ready_at}
 
     def advance(self, data, s):
@@ -217,6 +222,9 @@ class FJAGVJax(je.JaxEventProblem):
             "start": start, "finish": _set(s["finish"], op, finish_b, on_b),
             "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b), "backlog": backlog,
             "next_delivery": next_delivery,
+            # the successor (same job) of A's and B's operation learns its machine or finish
+            "source": _set(s["source"], op + 1, choice + 1, on_a & ~data["last"][op_c]),
+            "pred_finish": _set(s["pred_finish"], op + 1, finish_b, on_b & ~data["last"][op_c]),
         }
 
     # -- the result ------------------------------------------------------------------------
