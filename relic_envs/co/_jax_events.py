@@ -48,6 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 
 NONE = -1  # ``role`` of a state with no decision pending (the construction complete)
+ALL_ROLES = tuple(range(len(ROLES)))  # role indices 0, 1, 2 (A, B, C)
 
 
 class Batch(NamedTuple):
@@ -174,24 +175,13 @@ def aligned(mask, values):
 def _step(problem, policies, data, carry, static_role: int | None = None):
     """One decision; ``static_role`` is the deciding role where the caller knows it."""
     s, repairs, steps = carry
-    role = s["role"]
-    picked = problem.candidates(data, s)
-    masks = tuple(m & (role == k) for k, (m, _) in enumerate(picked))
-    obs = problem.observe(data, s, masks)  # unused roles' observations are dead code to XLA
-    choice, bad = jnp.int32(0), jnp.bool_(False)
-    for k, r in enumerate(ROLES):
-        if static_role is not None and k != static_role:
-            continue
-        mask, cost = masks[k], picked[k][1]
-        j = jnp.asarray(policies[r](obs[r])).astype(jnp.int32)
-        valid = _valid(mask, j)
-        mine = role == k
-        choice = jnp.where(mine, jnp.where(valid, j, first_min(mask, cost)), choice)
-        bad = bad | (mine & ~valid)
+    roles = ALL_ROLES if static_role is None else (static_role,)
+    answer, valid = _answer(problem, policies, data, s, roles)
+    choice = jnp.where(valid, answer, _fallback(problem, data, s, roles))
     s = problem.apply(data, s, choice)
     if static_role is None or problem.advances_after[static_role]:
         s = problem.advance(data, s)
-    repairs = repairs.at[role].add(bad.astype(jnp.int32))
+    repairs = repairs.at[carry[0]["role"]].add((~valid).astype(jnp.int32))
     return s, repairs, steps + 1
 
 
@@ -200,24 +190,27 @@ def _valid(mask, j):
     return (j >= 0) & (j < mask.shape[0]) & mask[jnp.clip(j, 0, mask.shape[0] - 1)]
 
 
-def _answer(problem, policies, data, s):
-    """The deciding role's answer (repairs aside) and whether it is valid, for one instance."""
+def _answer(problem, policies, data, s, roles=ALL_ROLES):
+    """The deciding role's answer (repairs aside) and whether it is valid, for one instance;
+    only the policies of ``roles`` run (``0`` and valid where none of them decides)."""
     role = s["role"]
     masks = tuple(m & (role == k) for k, (m, _) in enumerate(problem.candidates(data, s)))
     obs = problem.observe(data, s, masks)  # unused roles' observations are dead code to XLA
     answer, valid = jnp.int32(0), jnp.bool_(True)
-    for k, r in enumerate(ROLES):
-        j = jnp.asarray(policies[r](obs[r])).astype(jnp.int32)
+    for k in roles:
+        j = jnp.asarray(policies[ROLES[k]](obs[ROLES[k]])).astype(jnp.int32)
         mine = role == k
         answer = jnp.where(mine, j, answer)
         valid = jnp.where(mine, _valid(masks[k], j), valid)
     return answer, valid
 
 
-def _fallback(problem, data, s):
+def _fallback(problem, data, s, roles=ALL_ROLES):
     """The deciding role's repair, its candidate of least cost (``first_min``), for one instance."""
     fallback = jnp.int32(0)
-    for k, (mask, cost) in enumerate(problem.candidates(data, s)):
+    picked = problem.candidates(data, s)
+    for k in roles:
+        mask, cost = picked[k]
         fallback = jnp.where(s["role"] == k, first_min(mask & (s["role"] == k), cost), fallback)
     return fallback
 
