@@ -46,6 +46,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
 
+from relic_envs.core.jax_select import first_true  # noqa: E402  (after the jax check)
 
 NONE = -1  # ``role`` of a state with no decision pending (the construction complete)
 ALL_ROLES = tuple(range(len(ROLES)))  # role indices 0, 1, 2 (A, B, C)
@@ -147,15 +148,6 @@ def first_min(mask, cost):
     return jnp.min(jnp.where(masked == masked.min(), ids, masked.shape[-1]))
 
 
-def first_true(mask):
-    """``(mask.any(), the first index where mask holds)`` (``n`` when none), as one plain min
-    reduction over the ids: ``argmax``'s paired value-and-index reduction is evaluated
-    element by element by XLA's CPU backend (FJAGV's ``_find``, ``benchmarks/RESULTS.md``)."""
-    n = mask.shape[-1]
-    first = jnp.min(jnp.where(mask, jnp.arange(n, dtype=jnp.int32), n), axis=-1)
-    return first < n, first
-
-
 def lex_first(mask, *keys):
     """The first id (ascending) among ``mask`` ordered by ``keys`` (primary first): the
     twin of ``ids[np.lexsort((..., secondary, primary))[0]]`` (lexsort is stable); -1 if
@@ -163,8 +155,8 @@ def lex_first(mask, *keys):
     for key in keys:
         best = jnp.min(jnp.where(mask, key, jnp.inf))
         mask = mask & (key == best)
-    found, first = first_true(mask)
-    return jnp.where(found, first, -1).astype(jnp.int32)
+    first = first_true(mask)
+    return jnp.where(first < mask.shape[-1], first, -1)
 
 
 def aligned(mask, values):

@@ -259,11 +259,11 @@ def test_ds_batches_keep_every_request_and_drop_unused_ranks():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.integers(1, 6), st.sampled_from([0.0, 0.5, 1.0]))
 def test_best_request_rank_is_the_first_active_one(seed, rows, cols, density):
-    from relic_envs.mapp.ds.jax_eval import first_true
+    from relic_envs.core.jax_select import first_true
 
     mask = np.random.default_rng(seed).random((rows, cols)) < density  # density 0.0: columns with none
     want = np.where(mask.any(axis=0), mask.argmax(axis=0), rows)
-    np.testing.assert_array_equal(np.asarray(first_true(jr.jnp.asarray(mask))), want)
+    np.testing.assert_array_equal(np.asarray(first_true(jr.jnp.asarray(mask), axis=0)), want)
 
 
 def alt_team(n, xp):

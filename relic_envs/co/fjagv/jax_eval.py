@@ -25,6 +25,7 @@ from relic_envs.co import _jax_events as je
 from relic_envs.co._jax_events import jnp
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.fjagv.simulator import TARDINESS_WEIGHT, TRAVEL_WEIGHT
+from relic_envs.core.jax_select import first_true
 
 ROLE_A, ROLE_B, ROLE_C = 0, 1, 2
 NONE = je.NONE  # the pending role once the construction is complete
@@ -92,12 +93,13 @@ class FJAGVJax(je.JaxEventProblem):
 
     def _find(self, data, s):
         """``(role, about)`` of the pending decision, or ``(NONE, -1)`` (``State._find``)."""
-        any_ready, ready = je.first_true((s["machine"] < 0) & (s["ready_at"] >= 0))
-        any_free, free_agv = je.first_true(s["agv_free_at"] <= s["t"])
-        has_c = self._requests(s).any() & any_free
+        n, m, g = s["machine"].shape[0], s["machine_free_at"].shape[0], s["agv_free_at"].shape[0]
+        ready = first_true((s["machine"] < 0) & (s["ready_at"] >= 0))  # n where none
+        free_agv = first_true(s["agv_free_at"] <= s["t"])
+        has_c = self._requests(s).any() & (free_agv < g)
         queued = s["next_delivery"] <= s["t"]  # some operation delivered and waiting at the machine
-        any_b, b_ok = je.first_true(queued & (s["machine_free_at"] <= s["t"]))
-        role = jnp.where(any_ready, ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(any_b, ROLE_B, NONE)))
+        b_ok = first_true(queued & (s["machine_free_at"] <= s["t"]))
+        role = jnp.where(ready < n, ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(b_ok < m, ROLE_B, NONE)))
         about = jnp.select([role == ROLE_A, role == ROLE_C, role == ROLE_B], [ready, free_agv, b_ok], -1)
         return role.astype(jnp.int32), about.astype(jnp.int32)
 

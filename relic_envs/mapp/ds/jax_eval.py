@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relic_envs.core.jax_select import first_true, narrowest_int
 from relic_envs.mapp import _jax_routing as jr
 from relic_envs.mapp._jax_alt import alt_roles
 from relic_envs.mapp._jax_routing import jnp
@@ -27,15 +28,6 @@ def active(data, dyn, t):
     at time ``t`` and not yet served (fired by ``t``, not expired, not served: one window
     ``opens <= t <= closes``, see :meth:`DSJax.arrays`)."""
     return (data["opens"] <= t) & (t <= dyn["closes"])
-
-
-def first_true(mask):
-    """``(N,)`` the first row (rank) of each column of ``mask`` that is true, ``H`` where none is:
-    one plain min reduction, which XLA vectorises (``argmax`` of a bool column it does not),
-    over ranks in the narrowest integer type that holds ``H`` (a quarter of the bytes)."""
-    h = mask.shape[0]
-    ranks = jnp.arange(h, dtype=jnp.int8 if h < np.iinfo(np.int8).max else jnp.int32)[:, None]
-    return jnp.min(jnp.where(mask, ranks, jnp.asarray(h, ranks.dtype)), axis=0).astype(jnp.int32)
 
 
 def coverage(v: jr.View):
@@ -73,7 +65,7 @@ class DSJax(jr.JaxRoutingProblem):
         # instead of 10: it is the (ranks, N) pass of every epoch). Epochs run 0..H - 1,
         # so clipping at H keeps every comparison.
         horizon = s.value.shape[0]
-        small = np.int8 if horizon < np.iinfo(np.int8).max else np.int16 if horizon < np.iinfo(np.int16).max else np.int32
+        small = narrowest_int(horizon)
         opens = np.where(ranked["fire"], order, horizon).astype(small)
         closes = np.minimum(ranked["expiry"], horizon).astype(small)
         return {**ranked, "epoch": order.astype(np.int32), "released": released, "opens": opens, "closes": closes}
@@ -95,7 +87,7 @@ class DSJax(jr.JaxRoutingProblem):
         # column: computing ``active`` over the whole grid for each of the three arrivals
         # of an epoch cost most of a step.
         live = (data["opens"][:, node] <= t) & (t <= dyn["closes"][:, node])
-        rank = first_true(live[:, None])[0]
+        rank = first_true(live, axis=0)
         hit = (rank < live.shape[0]) & on
         rank = jnp.minimum(rank, live.shape[0] - 1)
         closes = dyn["closes"]
@@ -106,7 +98,7 @@ class DSJax(jr.JaxRoutingProblem):
         return jnp.sum(jnp.where(dyn["closes"] < 0, data["value"], 0.0))
 
     def node_view(self, data, dyn, t):
-        rank = first_true(active(data, dyn, t))
+        rank = first_true(active(data, dyn, t), axis=0)
         exists = rank < data["fire"].shape[0]
         rank = jnp.minimum(rank, data["fire"].shape[0] - 1)
         cols = jnp.arange(rank.shape[0])
