@@ -65,7 +65,7 @@ class FJAGVJax(je.JaxEventProblem):
         minus = jnp.full(n, -1.0, f)
         return {
             "t": jnp.zeros((), f), "d_agv": jnp.zeros((), f), "machine": jnp.full(n, -1, jnp.int32),
-            "ready_at": jnp.where(data["first"], 0.0, -1.0).astype(f), "needs_trip": jnp.zeros(n, bool),
+            "ready_at": jnp.where(data["first"], 0.0, -1.0).astype(f), "requested": jnp.zeros(n, bool),
             "agv_of": jnp.full(n, -1, jnp.int32), "delivered": minus, "start": minus, "finish": minus,
             "machine_free_at": jnp.zeros(m, f), "agv_pos": jnp.zeros(g, jnp.int32), "agv_free_at": jnp.zeros(g, f),
             "done": jnp.bool_(False), "role": jnp.int32(NONE), "about": jnp.int32(-1),
@@ -77,6 +77,10 @@ class FJAGVJax(je.JaxEventProblem):
             # operation or an unassigned predecessor) and finish time (-1: not finished),
             # set when they are decided instead of rolled out of machine and finish.
             "source": jnp.zeros(n, jnp.int32), "pred_finish": minus,
+            # per operation, its delivery time while delivered or in transit and not
+            # started (inf otherwise): B's queue and the machines' next deliveries read
+            # this one array instead of machine, delivered and start.
+            "queued_at": jnp.full(n, jnp.inf, f),
         }
 
     def _source(self, data, s):
@@ -86,10 +90,11 @@ class FJAGVJax(je.JaxEventProblem):
 
     def _waiting(self, s):
         """``(N,)`` operations delivered and not started (at their assigned machine)."""
-        return (s["machine"] >= 0) & (s["delivered"] >= 0) & (s["delivered"] <= s["t"]) & (s["start"] < 0)
+        return s["queued_at"] <= s["t"]
 
     def _requests(self, s):
-        return s["needs_trip"] & (s["agv_of"] < 0)
+        """``(N,)`` operations waiting for an AGV: assigned away from their material, not yet served."""
+        return s["requested"]
 
     def _find(self, data, s):
         """``(role, about)`` of the pending decision, or ``(NONE, -1)`` (``State._find``)."""
@@ -195,7 +200,8 @@ class FJAGVJax(je.JaxEventProblem):
         machine = _set(s["machine"], op, choice, on_a)
         same = src == choice + 1
         delivered = _set(s["delivered"], op, s["ready_at"][op_c], on_a & same)
-        needs_trip = _set(s["needs_trip"], op, True, on_a & ~same)
+        requested = _set(s["requested"], op, True, on_a & ~same)
+        requested = _set(requested, op, False, on_c)
         # C: AGV x serves request `choice`.
         agv = jnp.clip(x, 0, s["agv_pos"].shape[0] - 1)
         dst = s["machine"][op_c] + 1
@@ -215,10 +221,11 @@ class FJAGVJax(je.JaxEventProblem):
         added = jnp.where((on_a & same) | on_c, delivered[op_c], jnp.inf)
         next_delivery = jnp.where(machines == m_op, jnp.minimum(s["next_delivery"], added), s["next_delivery"])
         start = _set(s["start"], op, s["t"], on_b)
-        left = (machine == m_b) & (delivered >= 0) & (start < 0)
-        next_delivery = jnp.where(on_b & (machines == m_b), jnp.min(jnp.where(left, delivered, jnp.inf)), next_delivery)
+        queued_at = _set(s["queued_at"], op, delivered[op_c], (on_a & same) | on_c)
+        queued_at = _set(queued_at, op, jnp.inf, on_b)
+        next_delivery = jnp.where(on_b & (machines == m_b), jnp.min(jnp.where(machine == m_b, queued_at, jnp.inf)), next_delivery)
         return {
-            **s, "machine": machine, "delivered": delivered, "needs_trip": needs_trip,
+            **s, "machine": machine, "delivered": delivered, "requested": requested, "queued_at": queued_at,
             "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
             "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
             "start": start, "finish": _set(s["finish"], op, finish_b, on_b),
