@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from baselines.dcop.dsa import dsa_decide
+from baselines.dcop.dsa_jax import dsa_decide_jax
 from baselines.dcop.lsga import (
     CENTRE,
     COIN,
@@ -39,7 +39,7 @@ from relic_envs.core.instance import Instance
 from relic_envs.core.registry import get_benchmark
 from relic_envs.dcop import _jax_sweep as js
 from relic_envs.dcop import jax_eval
-from relic_envs.dcop._jax_sweep import first_argmin, jax, jnp
+from relic_envs.dcop._jax_sweep import jax, jnp
 from relic_envs.dcop._sweep import SWEEPS, DCOPBenchmark
 from relic_envs.errors import InvalidConfig
 
@@ -107,7 +107,7 @@ def _solver(problem: js.JaxProblem, settings: LSGA, sweeps: int):
 
             def dsa(k, x):
                 u = _draw(data["seed"], t, k, COIN, n, d + 1)
-                return dsa_decide(x, problem.landscape(data, x), u, p=settings.p, variant="B", xp=jnp, argmin=first_argmin).astype(jnp.int32)
+                return dsa_decide_jax(x, problem.landscape(data, x), u, p=settings.p, variant="B").astype(jnp.int32)
 
             pop = jax.vmap(dsa)(individuals, pop)
             costs = costs_of(data, pop)

@@ -50,19 +50,33 @@ def mix32(x):
     return x ^ (x >> 16)
 
 
-def exploration(seed, t, n_vars: int, width: int, stream=0, rows=None):
+def exploration(seed, t, n_vars: int, width: int, stream=0, rows=None, columns: bool = False):
     """``u`` of sweep ``t``, bit for bit equal to ``_explore.exploration``.
 
     ``rows`` (variable indices) gives ``exploration(...)[rows]`` without computing the
-    other rows, hashed from the indices directly (see ``JaxProblem.u_by_rows``).
+    other rows, hashed from the indices directly. ``columns``: the same numbers built
+    one column at a time and stacked (see ``JaxProblem.columns``).
     """
     key = mix32(jnp.asarray(seed, jnp.uint32) ^ mix32(jnp.asarray(t, jnp.uint32) * jnp.uint32(_GOLDEN)))
     key = key ^ mix32(jnp.asarray(stream, jnp.uint32) * jnp.uint32(_STREAM))
     if rows is None:
         rows = jnp.arange(n_vars, dtype=jnp.uint32)
-    counter = rows.astype(jnp.uint32)[:, None] * jnp.uint32(width) + jnp.arange(width, dtype=jnp.uint32)[None, :]
-    bits = mix32(mix32(counter ^ key) ^ key)
-    return (bits >> 8).astype(jnp.result_type(float)) * (1.0 / (1 << 24))
+    first = rows.astype(jnp.uint32) * jnp.uint32(width)  # each row's first counter
+
+    def uniforms(counter):
+        bits = mix32(mix32(counter ^ key) ^ key)
+        return (bits >> 8).astype(jnp.result_type(float)) * (1.0 / (1 << 24))
+
+    if columns:
+        return stack_columns([uniforms(first + jnp.uint32(j)) for j in range(width)])
+    return uniforms(first[:, None] + jnp.arange(width, dtype=jnp.uint32)[None, :])
+
+
+def stack_columns(columns):
+    """``(m, k)`` from ``k`` columns of shape ``(m,)``. A consumer that reads column ``j``
+    back (``values[:, j]``) gets that column's own expression: XLA forwards a slice of
+    the stack to its operand, so nothing ``(m, k)``-shaped is written to memory."""
+    return jnp.stack(columns, axis=1)
 
 
 def first_argmin(values):
@@ -105,11 +119,17 @@ class JaxProblem(abc.ABC):
     # block's per-sweep arrays stay nearer the cores' caches; ``None``: the whole batch
     # at once. Set where measured (``benchmarks/RESULTS.md``); same decisions either way.
     block: int | None = None
-    # How a role's exploration numbers ``u`` are made: hashed from its variables' indices
-    # (True) or gathered from the whole table (False). The same bits; which XLA compiles
-    # faster depends on the domain: hashing by rows won for 18-20 values (DiMES 9.2 -> 7.0,
-    # SHDS 15.1 -> 13.6 ms per sweep) and lost for 3-4 (DGC 1.9 -> 2.9, SensorDCSP 3.3 -> 4.1).
-    u_by_rows: bool = False
+    # Column by column (True): the role's ``u`` hashed from its variables' indices one
+    # column at a time, its landscape rows built the same way (``role_landscape`` must
+    # then return :func:`stack_columns` of its columns), and each role's answer read by
+    # one consumer only (its domain test is read off the written assignment). A policy
+    # that works on columns too (DSA: ``baselines.dcop.dsa_jax``) then compiles into one
+    # loop over the role's variables, with no ``(m, domain)`` array in memory; XLA
+    # otherwise wrote each intermediate of a row out, and computed the answer twice (for
+    # the write and for the test). Same decisions either way. Measured at batch 1024
+    # (``benchmarks/RESULTS.md``): DiMES 6.0 -> 4.1, SHDS 9.3 -> 4.8 ms per sweep; for
+    # 3-4 values the row layout stays faster (DGC 1.8 -> 2.9, SensorDCSP 3.2 -> 4.5).
+    columns: bool = False
 
     @abc.abstractmethod
     def arrays(self, instance: Instance) -> dict[str, np.ndarray]:
@@ -129,7 +149,8 @@ class JaxProblem(abc.ABC):
         A benchmark whose rows follow from a few inputs per variable overrides it to
         compute only those rows, from their gathered inputs: XLA fuses the landscape into
         the gather of its rows, element by element, which ran slower (DiMES 6.5 -> 5.9,
-        SHDS 9.7 -> 9.2 ms per sweep at batch 1024; ``benchmarks/RESULTS.md``).
+        SHDS 9.7 -> 9.2 ms per sweep at batch 1024; ``benchmarks/RESULTS.md``). With
+        ``columns`` it returns :func:`stack_columns` of the rows' columns.
         """
         return landscape[idx]
 
@@ -207,8 +228,8 @@ def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: s
     if landscape is None:
         landscape = problem.landscape(data, state.x)
     idx = data[f"owned_{role}"]
-    if problem.u_by_rows:
-        u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1, rows=idx)
+    if problem.columns:
+        u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1, rows=idx, columns=True)
     else:
         u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1)[idx]
     obs = {"cur": state.x[idx], "delta": problem.role_landscape(data, state.x, idx, landscape), "u": u, "t": state.t}
@@ -232,13 +253,32 @@ def step(problem: JaxProblem, data: Mapping[str, Any], state: JState, actions: M
     if landscape is None:
         landscape = problem.landscape(data, state.x)
     x_new, valid = state.x, state.valid
-    for role in ROLES:
-        idx = data[f"owned_{role}"]
-        value, ok = check_actions(role, actions[role], idx.shape[0], problem.domain)
-        x_new = x_new.at[idx].set(value)
-        valid = valid & ok
+    if problem.columns:
+        x_new, valid = _write_tagged(problem.domain, data, x_new, valid, actions)
+    else:
+        for role in ROLES:
+            idx = data[f"owned_{role}"]
+            value, ok = check_actions(role, actions[role], idx.shape[0], problem.domain)
+            x_new = x_new.at[idx].set(value)
+            valid = valid & ok
     local_now = jnp.take_along_axis(landscape, state.x[:, None], axis=1)[:, 0]
     return JState(x_new, state.x, local_now, state.t + 1, valid)
+
+
+def _write_tagged(domain: int, data: Mapping[str, Any], x, valid, actions):
+    """The roles' values written as ``step`` writes them, with one read of each answer.
+
+    A value out of the domain is written clipped plus ``domain`` (a tag no value in the
+    domain carries), so the domain test reads the assignment once all roles wrote, and
+    the tag comes off there: the same assignment and validity as :func:`check_actions`.
+    """
+    for role in ROLES:
+        idx = data[f"owned_{role}"]
+        value, _ = check_actions(role, actions[role], idx.shape[0], domain)  # trace-time checks; the clip
+        raw = jnp.asarray(actions[role])
+        x = x.at[idx].set(jnp.where((raw >= 0) & (raw < domain), value, value + domain))
+    tagged = x >= domain
+    return jnp.where(tagged, x - domain, x), valid & ~tagged.any()
 
 
 def objective(problem: JaxProblem, data: Mapping[str, Any], state: JState):

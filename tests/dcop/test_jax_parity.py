@@ -96,7 +96,53 @@ def test_exploration_by_rows_is_the_full_table_at_those_rows(seed, t, n, width):
     with js.jax.enable_x64(True):
         full = np.asarray(js.exploration(np.uint32(seed), t, n, width))
         by_rows = np.asarray(js.exploration(np.uint32(seed), t, n, width, rows=js.jnp.asarray(rows)))
+        by_columns = np.asarray(js.exploration(np.uint32(seed), t, n, width, rows=js.jnp.asarray(rows), columns=True))
     np.testing.assert_array_equal(by_rows, full[rows])
+    np.testing.assert_array_equal(by_columns, full[rows])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1, 21), st.sampled_from(["A", "B", "C"]),
+       st.sampled_from([0.0, 0.5, 1.0]), st.booleans())
+def test_dsa_jax_rule_is_the_numpy_rule(seed, m, d, variant, p, grid):
+    """``dsa_decide_jax`` (column by column) decides as ``dsa_decide``: ties, plateaus,
+    zero-cost rows, values within the tie tolerance, exploration numbers on the 2**-24
+    grid or not."""
+    from baselines.dcop.dsa import dsa_decide
+    from baselines.dcop.dsa_jax import dsa_decide_jax
+
+    rng = np.random.default_rng(seed)
+    delta = rng.integers(0, 3, size=(m, d)).astype(float)  # few levels: many ties
+    delta[rng.random((m, d)) < 0.2] += 1e-10  # within the tie tolerance
+    cur = rng.integers(0, d, size=m)
+    u = rng.random((m, d + 1))
+    u = np.floor(u * 2**24) / 2**24 if grid else u
+    u[:, :d][rng.random((m, d)) < 0.3] = u[0, 0]  # equal exploration numbers
+    expected = dsa_decide(cur, delta, u, p=p, variant=variant)
+    with js.jax.enable_x64(True):
+        got = dsa_decide_jax(js.jnp.asarray(cur), js.jnp.asarray(delta), js.jnp.asarray(u), p=p, variant=variant)
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("name", [n for n in DCOPS if jax_eval.problem_module(n).PROBLEM.columns])
+def test_column_layout_decides_as_the_row_layout(name):
+    """``JaxProblem.columns`` changes how XLA lays the work out, not the decisions: the same
+    assignments, validity and costs with it off, also for a role whose answers leave the
+    domain (the tagged write of ``_write_tagged``)."""
+    batch = jax_eval.stack(name, relic_envs.splits(name).test_instances()[:4])
+    team = dsa_jax_team()
+    broken = dict(team, B=lambda obs: js.jnp.where(obs["cur"] % 2 == 0, obs["cur"] + 50, -1 - obs["cur"]))
+    for policies in (team, broken):
+        runs = []
+        for columns in (True, False):
+            problem = type(jax_eval.problem_module(name).PROBLEM)()
+            problem.columns = columns
+            runs.append(js.make_evaluator(problem, policies)(batch))
+        (costs, valid, x), (costs_rows, valid_rows, x_rows) = runs
+        np.testing.assert_array_equal(x, x_rows)
+        np.testing.assert_array_equal(valid, valid_rows)
+        np.testing.assert_array_equal(costs, costs_rows)
+        assert valid.all() == (policies is team)
 
 
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 70])

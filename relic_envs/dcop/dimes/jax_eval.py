@@ -13,8 +13,8 @@ D = simulator.N_SLOTS
 
 class DiMESJax(js.JaxProblem):
     domain = D
-    u_by_rows = True  # 18-20 values: faster (JaxProblem.u_by_rows)
-    block = 128  # batch 1024 in 8 blocks: 7.5-7.8 -> 6.4-6.5 ms per sweep (benchmarks/RESULTS.md)
+    columns = True  # 20 values: built column by column (JaxProblem.columns)
+    block = 128  # batch 1024 in 8 blocks (benchmarks/RESULTS.md)
 
     # ``meetings`` only carries the batch's largest meeting count as a static shape.
     ragged = {"meetings": 0}
@@ -42,29 +42,33 @@ class DiMESJax(js.JaxProblem):
         pref = jnp.sum(jnp.take_along_axis(data["pref"], x[:, None], axis=1))
         return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel + pref
 
-    def violation(self, data, x):
-        return self._violation_rows(data, x, jnp.arange(x.shape[0]))
+    def _columns(self, data, x, rows, pref=None):
+        """The 20 columns ``(m,)`` of ``violation(data, x)[rows]`` (plus ``pref``'s columns
+        where given), from the rows' own inputs (``JaxProblem.columns``)."""
+        counts = self._counts(data, x)
+        meeting, xr = data["meeting"][rows], x[rows]
+        others = [counts[meeting, v] - (xr == v) for v in range(D)]  # the meeting without i, slot v
+        best_other = others[0]
+        for v in range(1, D):
+            best_other = jnp.maximum(best_other, others[v])
+        size = data["meeting_size"][rows]  # counts.sum(axis=1): every attendance has a slot
+        partner_slot, travel_time = x[rows ^ 1], data["travel_time"][rows]
+        columns = []
+        for v in range(D):
+            off = size - jnp.maximum(best_other, others[v] + 1)
+            travel = jnp.maximum(0.0, travel_time - jnp.abs(v - partner_slot))
+            column = simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel
+            columns.append(column if pref is None else column + pref[:, v])
+        return columns
 
-    def _violation_rows(self, data, x, rows):
-        """``violation(data, x)[rows]``, from the rows' own inputs (``role_landscape``)."""
-        counts = self._counts(data, x)[data["meeting"][rows]]
-        xr = x[rows]
-        others = counts - (jnp.arange(D)[None, :] == xr[:, None])  # the meeting without i
-        best_other = others[:, 0]
-        for v in range(1, D):  # a running maximum: XLA vectorises it, not a reduction over 20
-            best_other = jnp.maximum(best_other, others[:, v])
-        size = data["meeting_size"][rows][:, None]  # counts.sum(axis=1): every attendance has a slot
-        off = size - jnp.maximum(best_other[:, None], others + 1)
-        partner = rows ^ 1
-        gap = jnp.abs(jnp.arange(D)[None, :] - x[partner][:, None])
-        travel = jnp.maximum(0.0, data["travel_time"][rows][:, None] - gap)
-        return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel
+    def violation(self, data, x):
+        return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0])))
 
     def landscape(self, data, x):
-        return self.violation(data, x) + data["pref"]
+        return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0]), data["pref"]))
 
     def role_landscape(self, data, x, idx, landscape):
-        return self._violation_rows(data, x, idx) + data["pref"][idx]
+        return js.stack_columns(self._columns(data, x, idx, data["pref"][idx]))
 
     def features(self, data, state, landscape, role, idx):
         violation = self.violation(data, state.x) if role in ("A", "B") else None

@@ -14,8 +14,8 @@ D = simulator.N_STARTS
 
 class SHDSJax(js.JaxProblem):
     domain = D
-    u_by_rows = True  # 18-20 values: faster (JaxProblem.u_by_rows)
-    block = 256  # batch 1024 in 4 blocks: 22.6 -> 15.6 ms per sweep (benchmarks/RESULTS.md)
+    columns = True  # 18 values: built column by column (JaxProblem.columns)
+    block = 256  # batch 1024 in 4 blocks (benchmarks/RESULTS.md)
 
     def arrays(self, instance):
         return {
@@ -44,39 +44,47 @@ class SHDSJax(js.JaxProblem):
         overload = simulator.OVERLOAD_COST * jnp.sum(jnp.maximum(0.0, load - data["capacity"]))
         return data["price"] @ load + preference + overload
 
-    def violation(self, data, x, rows=None):
-        """``(N, 18)`` overload with device ``i`` moved to start ``v``, in O(N x 24) (``rows``:
-        those devices' rows only, from their own inputs, for ``role_landscape``).
+    def _columns(self, data, x, rows, own=None):
+        """The 18 columns ``(m,)`` of ``violation(data, x)[rows]`` (plus ``own``'s columns
+        where given), from the rows' own inputs (``JaxProblem.columns``), in O(m x 24).
 
         Moving ``i`` to ``v`` adds its power to the slots of its window ``v .. v+d_i-1``
         and leaves the others at the rest of the load, so the overload is the rest's
         overload over all 24 slots plus, per window slot, what ``i``'s power adds to it:
         a window sum over at most six slots instead of the ``(18, 24)`` moved-load
         profile per device (what ``simulator.violation`` builds; same terms, summed in
-        another order).
+        another order). Each slot ``h`` is a column too: the rest's overload is summed
+        slot by slot.
         """
-        power, duration, start, capacity = data["power"], data["duration"], x, data["capacity"]
-        if rows is not None:
-            power, duration, start = power[rows], duration[rows], x[rows]
-        rest = self.load(data, x)[None, :] - power[:, None] * self._running(start, duration, power.dtype)  # (N, 24)
-        over = jnp.maximum(0.0, rest - capacity)
-        added = jnp.maximum(0.0, (rest + power[:, None]) - capacity) - over
-        window = jnp.zeros((power.shape[0], D), rest.dtype)
-        for k in range(simulator.MAX_DURATION):
-            window = window + jnp.where(k < duration[:, None], added[:, k : k + D], 0.0)
-        # The rest's overload summed slot by slot: as ``over.sum(axis=1)`` XLA ran it as a
-        # library (YNN) reduction fused with the window terms, a quarter of the sweep
-        # (13.8 -> 10.0 ms per sweep at batch 1024, benchmarks/RESULTS.md).
-        total = over[:, 0]
-        for h in range(1, over.shape[1]):
-            total = total + over[:, h]
-        return simulator.OVERLOAD_COST * (total[:, None] + window)
+        load, capacity = self.load(data, x), data["capacity"]
+        power, duration, start = data["power"][rows], data["duration"][rows], x[rows]
+        over, added = [], []  # per slot h: the rest's overload, and what i's power adds to it
+        for h in range(simulator.N_SLOTS):
+            running = ((h >= start) & (h < start + duration)).astype(power.dtype)
+            rest = load[h] - power * running
+            over.append(jnp.maximum(0.0, rest - capacity[h]))
+            added.append(jnp.maximum(0.0, (rest + power) - capacity[h]) - over[h])
+        total = over[0]
+        for h in range(1, simulator.N_SLOTS):
+            total = total + over[h]
+        columns = []
+        for v in range(D):
+            window = jnp.zeros(power.shape, power.dtype)
+            for k in range(simulator.MAX_DURATION):
+                window = window + jnp.where(k < duration, added[k + v], 0.0)
+            column = simulator.OVERLOAD_COST * (total + window)
+            columns.append(column if own is None else own[:, v] + column)
+        return columns
+
+    def violation(self, data, x):
+        """``(N, 18)`` overload with device ``i`` moved to start ``v`` (``simulator.violation``)."""
+        return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0])))
 
     def landscape(self, data, x):
-        return data["own_cost"] + self.violation(data, x)
+        return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0]), data["own_cost"]))
 
     def role_landscape(self, data, x, idx, landscape):
-        return data["own_cost"][idx] + self.violation(data, x, idx)
+        return js.stack_columns(self._columns(data, x, idx, data["own_cost"][idx]))
 
     def features(self, data, state, landscape, role, idx):
         load = self.load(data, state.x)
