@@ -45,7 +45,8 @@ def dsa_decide(cur, delta, u, *, p: float, variant: str, xp=np, argmin=None):
     ``xp`` is the array namespace: ``numpy`` here, ``jax.numpy`` for the JAX twin
     (``baselines.dcop.dsa_jax``), so both run the same rule. ``argmin(values)`` is the
     row-wise first-minimum index (``values.argmin(axis=1)`` unless given: the JAX twin
-    passes ``first_argmin``, the same index computed faster by XLA).
+    passes ``first_argmin``; ``baselines.dcop.dsa_jax.dsa_decide_jax`` restates the rule
+    column by column for XLA).
     """
     m, d = delta.shape
     rows = xp.arange(m)
