@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import relic_envs
@@ -202,3 +202,23 @@ def test_relic_envs_imports_without_jax_and_says_what_to_install():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "pip install 'relic-envs[jax]'" in out
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 600), st.integers(1, 6), st.sampled_from([5, 10, 20]))
+@example(seed=0, n=600, meetings=1, words=5)  # one slot of one meeting past 255: 16-bit fields
+def test_dimes_packed_slot_counts_are_the_counts(seed, n, meetings, words):
+    """DiMES's slot counts packed into 32-bit words (8-, 16- or 32-bit fields) unpack to
+    ``_counts``, also for meetings of more than 255 attendances (wider fields)."""
+    from relic_envs.dcop.dimes.jax_eval import PROBLEM, D, _count_words
+
+    rng = np.random.default_rng(seed)
+    meeting = rng.integers(0, meetings, n).astype(np.int32)
+    words = max(words, _count_words(int(np.bincount(meeting).max())))
+    x = rng.integers(0, D, n).astype(np.int32)
+    x[: n // 2] = 0  # a crowded slot: its count passes 255 from 510 attendances of one meeting
+    data = {"meeting": meeting, "meetings": np.zeros(meetings, np.int8), "count_words": np.zeros(words, np.int8)}
+    packed = np.asarray(PROBLEM._packed_counts(data, js.jnp.asarray(x)))
+    per, bits = -(-D // words), 32 // -(-D // words)
+    fields = (packed[:, :, None].astype(np.uint64) >> (bits * np.arange(per, dtype=np.uint64))) & ((1 << bits) - 1)
+    np.testing.assert_array_equal(fields.reshape(meetings, -1)[:, :D], np.asarray(PROBLEM._counts(data, js.jnp.asarray(x))))
