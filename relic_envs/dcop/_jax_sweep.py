@@ -143,7 +143,17 @@ class JaxProblem(abc.ABC):
     def landscape(self, data: Mapping[str, Any], x):
         """``(N, domain)`` local cost landscape (same definition as the numpy reference)."""
 
-    def role_landscape(self, data: Mapping[str, Any], x, idx, landscape):
+    def sweep_inputs(self, data: Mapping[str, Any], x) -> Any:
+        """What every role's landscape rows read that does not depend on the role (DiMES's
+        slot counts, SHDS's load), computed once a sweep and passed to
+        :meth:`role_landscape` as ``shared``; ``None`` by default.
+
+        Computed inside each role's rows instead, XLA kept one copy per role (it does not
+        merge the roles' scatters): DiMES 3.8 -> 3.3 ms per sweep at batch 1024.
+        """
+        return None
+
+    def role_landscape(self, data: Mapping[str, Any], x, idx, landscape, shared=None):
         """``landscape[idx]``: the ``(m, domain)`` landscape rows of a role's variables.
 
         A benchmark whose rows follow from a few inputs per variable overrides it to
@@ -223,16 +233,22 @@ def init(data: Mapping[str, Any]) -> JState:
     return JState(x0, x0, zero, jnp.int32(0), jnp.bool_(True))
 
 
-def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: str, landscape=None) -> dict[str, Any]:
-    """The role's observation (same keys and content as the PettingZoo env's)."""
+def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: str, landscape=None, shared=None) -> dict[str, Any]:
+    """The role's observation (same keys and content as the PettingZoo env's).
+
+    ``landscape`` and ``shared`` (:meth:`JaxProblem.sweep_inputs`) are computed here
+    unless given: pass them to compute them once for the three roles.
+    """
     if landscape is None:
         landscape = problem.landscape(data, state.x)
+    if shared is None:
+        shared = problem.sweep_inputs(data, state.x)
     idx = data[f"owned_{role}"]
     if problem.columns:
         u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1, rows=idx, columns=True)
     else:
         u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1)[idx]
-    obs = {"cur": state.x[idx], "delta": problem.role_landscape(data, state.x, idx, landscape), "u": u, "t": state.t}
+    obs = {"cur": state.x[idx], "delta": problem.role_landscape(data, state.x, idx, landscape, shared), "u": u, "t": state.t}
     obs.update(problem.features(data, state, landscape, role, idx))
     return obs
 
@@ -294,7 +310,8 @@ def rollout_batch(problem: JaxProblem, policies: Mapping[str, Callable], data: M
     """
 
     def one(d, state, landscape):
-        actions = {r: policies[r](observe(problem, d, state, r, landscape)) for r in ROLES}
+        shared = problem.sweep_inputs(d, state.x)
+        actions = {r: policies[r](observe(problem, d, state, r, landscape, shared)) for r in ROLES}
         return step(problem, d, state, actions, landscape)
 
     def body(state, _):

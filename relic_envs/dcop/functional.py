@@ -52,9 +52,10 @@ class DCOPFunctionalEnv(FunctionalEnv):
 
     def _observe(self, params, sweep: js.JState) -> dict[str, dict[str, Any]]:
         landscape = self._problem.landscape(params, sweep.x)
+        shared = self._problem.sweep_inputs(params, sweep.x)
         obs = {}
         for role in ROLES:
-            obs[role] = cast_leaves(js.observe(self._problem, params, sweep, role, landscape), self._dtypes[role])
+            obs[role] = cast_leaves(js.observe(self._problem, params, sweep, role, landscape, shared), self._dtypes[role])
         return obs
 
     def reset(self, key, params):

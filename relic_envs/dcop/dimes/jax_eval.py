@@ -60,10 +60,12 @@ class DiMESJax(js.JaxProblem):
         pref = jnp.sum(jnp.take_along_axis(data["pref"], x[:, None], axis=1))
         return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel + pref
 
-    def _columns(self, data, x, rows, pref=None):
+    def _columns(self, data, x, rows, pref=None, words=None):
         """The 20 columns ``(m,)`` of ``violation(data, x)[rows]`` (plus ``pref``'s columns
-        where given), from the rows' own inputs (``JaxProblem.columns``)."""
-        words = self._packed_counts(data, x)
+        where given), from the rows' own inputs (``JaxProblem.columns``); ``words``: the
+        packed slot counts where already computed."""
+        if words is None:
+            words = self._packed_counts(data, x)
         meeting, xr = data["meeting"][rows], x[rows]
         per = -(-D // words.shape[1])  # slot counts a word holds
         bits = 32 // per
@@ -90,8 +92,11 @@ class DiMESJax(js.JaxProblem):
     def landscape(self, data, x):
         return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0]), data["pref"]))
 
-    def role_landscape(self, data, x, idx, landscape):
-        return js.stack_columns(self._columns(data, x, idx, data["pref"][idx]))
+    def sweep_inputs(self, data, x):
+        return self._packed_counts(data, x)
+
+    def role_landscape(self, data, x, idx, landscape, shared=None):
+        return js.stack_columns(self._columns(data, x, idx, data["pref"][idx], shared))
 
     def features(self, data, state, landscape, role, idx):
         violation = self.violation(data, state.x) if role in ("A", "B") else None

@@ -44,9 +44,10 @@ class SHDSJax(js.JaxProblem):
         overload = simulator.OVERLOAD_COST * jnp.sum(jnp.maximum(0.0, load - data["capacity"]))
         return data["price"] @ load + preference + overload
 
-    def _columns(self, data, x, rows, own=None):
+    def _columns(self, data, x, rows, own=None, load=None):
         """The 18 columns ``(m,)`` of ``violation(data, x)[rows]`` (plus ``own``'s columns
-        where given), from the rows' own inputs (``JaxProblem.columns``), in O(m x 24).
+        where given), from the rows' own inputs (``JaxProblem.columns``), in O(m x 24);
+        ``load``: the aggregate load where already computed.
 
         Moving ``i`` to ``v`` adds its power to the slots of its window ``v .. v+d_i-1``
         and leaves the others at the rest of the load, so the overload is the rest's
@@ -56,7 +57,8 @@ class SHDSJax(js.JaxProblem):
         another order). Each slot ``h`` is a column too: the rest's overload is summed
         slot by slot.
         """
-        load, capacity = self.load(data, x), data["capacity"]
+        load = self.load(data, x) if load is None else load
+        capacity = data["capacity"]
         power, duration, start = data["power"][rows], data["duration"][rows], x[rows]
         over, added = [], []  # per slot h: the rest's overload, and what i's power adds to it
         for h in range(simulator.N_SLOTS):
@@ -83,8 +85,11 @@ class SHDSJax(js.JaxProblem):
     def landscape(self, data, x):
         return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0]), data["own_cost"]))
 
-    def role_landscape(self, data, x, idx, landscape):
-        return js.stack_columns(self._columns(data, x, idx, data["own_cost"][idx]))
+    def sweep_inputs(self, data, x):
+        return self.load(data, x)
+
+    def role_landscape(self, data, x, idx, landscape, shared=None):
+        return js.stack_columns(self._columns(data, x, idx, data["own_cost"][idx], shared))
 
     def features(self, data, state, landscape, role, idx):
         load = self.load(data, state.x)
