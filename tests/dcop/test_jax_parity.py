@@ -222,3 +222,19 @@ def test_dimes_packed_slot_counts_are_the_counts(seed, n, meetings, words):
     per, bits = -(-D // words), 32 // -(-D // words)
     fields = (packed[:, :, None].astype(np.uint64) >> (bits * np.arange(per, dtype=np.uint64))) & ((1 << bits) - 1)
     np.testing.assert_array_equal(fields.reshape(meetings, -1)[:, :D], np.asarray(PROBLEM._counts(data, js.jnp.asarray(x))))
+
+
+@pytest.mark.parametrize("n_devices", [120, 300])
+def test_shds_load_has_the_numpy_bits(n_devices):
+    """SHDS's JAX load adds the devices' powers in the numpy order: equal bit for bit,
+    also past one unrolled block of 128 devices."""
+    from relic_envs.dcop.shds import generator, simulator
+    from relic_envs.dcop.shds.jax_eval import PROBLEM
+
+    rng = np.random.default_rng(n_devices)
+    instance = generator.generate(generator.SHDSRegime(1.35, n_devices), rng)
+    with js.jax.enable_x64(True):
+        data = {k: js.jnp.asarray(v[0]) for k, v in jax_eval.stack("shds", [instance]).data.items()}
+        for _ in range(5):
+            x = rng.integers(0, simulator.N_STARTS, n_devices)
+            np.testing.assert_array_equal(np.asarray(PROBLEM.load(data, js.jnp.asarray(x))), simulator.load(instance, x))
