@@ -165,8 +165,9 @@ class JaxProblem(abc.ABC):
         return landscape[idx]
 
     @abc.abstractmethod
-    def features(self, data: Mapping[str, Any], state: JState, landscape, role: str, idx) -> dict[str, Any]:
-        """The role's features for its owned variables ``idx``."""
+    def features(self, data: Mapping[str, Any], state: JState, landscape, role: str, idx, shared=None) -> dict[str, Any]:
+        """The role's features for its owned variables ``idx`` (``shared``: this sweep's
+        :meth:`sweep_inputs`, where computed)."""
 
     def batch_landscape(self, data: Mapping[str, Any], x):
         """``(B, N, domain)`` landscapes of a whole batch (``data`` and ``x`` batched).
@@ -249,7 +250,7 @@ def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: s
     else:
         u = exploration(data["seed"], state.t, state.x.shape[0], problem.domain + 1)[idx]
     obs = {"cur": state.x[idx], "delta": problem.role_landscape(data, state.x, idx, landscape, shared), "u": u, "t": state.t}
-    obs.update(problem.features(data, state, landscape, role, idx))
+    obs.update(problem.features(data, state, landscape, role, idx, shared))
     return obs
 
 
@@ -352,28 +353,26 @@ def make_evaluator(problem: JaxProblem, policies: Mapping[str, Callable], *, swe
     return run
 
 
-def graph_features(data: Mapping[str, Any], state: JState, landscape, violation, role: str, idx, domain: int) -> dict[str, Any]:
-    """JAX twin of ``_features.graph_features`` (DGC and DiMES), same definitions."""
+def graph_features(data: Mapping[str, Any], state: JState, landscape_rows, violation_rows, role: str, idx, domain: int) -> dict[str, Any]:
+    """JAX twin of ``_features.graph_features`` (DGC and DiMES), same definitions, from the
+    ``(m, domain)`` landscape and violation rows of the role's variables ``idx``."""
     rows = jnp.arange(idx.shape[0])
     x = state.x
     if role == "A":
-        v = violation[idx]
-        now = v[rows, x[idx]]
-        return {"violation_now": now, "repair_gain": now[:, None] - v}
+        now = violation_rows[rows, x[idx]]
+        return {"violation_now": now, "repair_gain": now[:, None] - violation_rows}
     if role == "B":
-        delta = landscape[idx]
-        v = violation[idx]
-        flexible = v <= v.min(axis=1, keepdims=True) + 1e-9
+        flexible = violation_rows <= violation_rows.min(axis=1, keepdims=True) + 1e-9
         return {
-            "opportunity_gain": delta[rows, x[idx]][:, None] - delta,
-            "flexibility": flexible.sum(axis=1).astype(landscape.dtype),
+            "opportunity_gain": landscape_rows[rows, x[idx]][:, None] - landscape_rows,
+            "flexibility": flexible.sum(axis=1).astype(landscape_rows.dtype),
         }
-    n = x.shape[0]
-    src, dst, mask = data["peer_src"], data["peer_dst"], data["peer_mask"].astype(landscape.dtype)
-    hist = jnp.zeros(n * domain, landscape.dtype).at[src * domain + x[dst]].add(mask).reshape(n, domain)
-    count = jnp.zeros(n, landscape.dtype).at[src].add(mask)
-    changed = jnp.zeros(n, landscape.dtype).at[src].add(mask * (x[dst] != state.x_prev[dst]))
+    n, dtype = x.shape[0], landscape_rows.dtype
+    src, dst, mask = data["peer_src"], data["peer_dst"], data["peer_mask"].astype(dtype)
+    hist = jnp.zeros(n * domain, dtype).at[src * domain + x[dst]].add(mask).reshape(n, domain)
+    count = jnp.zeros(n, dtype).at[src].add(mask)
+    changed = jnp.zeros(n, dtype).at[src].add(mask * (x[dst] != state.x_prev[dst]))
     churn = changed / jnp.maximum(count, 1.0)
-    local_now = jnp.take_along_axis(landscape, x[:, None], axis=1)[:, 0]
-    trend = jnp.where(state.t > 0, local_now - state.local_prev, 0.0)
-    return {"peer_value_hist": hist[idx], "peer_churn_rate": churn[idx], "local_trend": trend[idx]}
+    local_now = landscape_rows[rows, x[idx]]
+    trend = jnp.where(state.t > 0, local_now - state.local_prev[idx], 0.0)
+    return {"peer_value_hist": hist[idx], "peer_churn_rate": churn[idx], "local_trend": trend}

@@ -50,8 +50,9 @@ class DGCJax(js.JaxProblem):
         bins = jnp.zeros(b * n * D, w.dtype).at[(src * D + x.reshape(-1)[dst]).reshape(-1)].add(w.reshape(-1))
         return bins.reshape(b, n, D).astype(jnp.result_type(float))
 
-    def features(self, data, state, landscape, role, idx):
-        return js.graph_features(data, state, landscape, landscape, role, idx, D)
+    def features(self, data, state, landscape, role, idx, shared=None):
+        rows = landscape[idx]
+        return js.graph_features(data, state, rows, rows, role, idx, D)
 
 
 PROBLEM = DGCJax()

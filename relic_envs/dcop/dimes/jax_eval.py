@@ -98,9 +98,10 @@ class DiMESJax(js.JaxProblem):
     def role_landscape(self, data, x, idx, landscape, shared=None):
         return js.stack_columns(self._columns(data, x, idx, data["pref"][idx], shared))
 
-    def features(self, data, state, landscape, role, idx):
-        violation = self.violation(data, state.x) if role in ("A", "B") else None
-        return js.graph_features(data, state, landscape, violation, role, idx, D)
+    def features(self, data, state, landscape, role, idx, shared=None):
+        rows = self.role_landscape(data, state.x, idx, landscape, shared)
+        violation = None if role == "C" else js.stack_columns(self._columns(data, state.x, idx, None, shared))
+        return js.graph_features(data, state, rows, violation, role, idx, D)
 
 
 def _count_words(largest_meeting: int) -> int:

@@ -81,7 +81,7 @@ class SensorJax(js.JaxProblem):
         clash = self._clash(data, x, safe)
         return coverage_part + simulator.INCOMPATIBLE_COST * jnp.where(valid, clash, 0.0)
 
-    def features(self, data, state, landscape, role, idx):
+    def features(self, data, state, landscape, role, idx, shared=None):
         cand = data["candidate"][idx]
         valid = cand >= 0
         safe = jnp.where(valid, cand, 0)

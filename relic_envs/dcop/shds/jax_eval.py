@@ -33,7 +33,7 @@ class SHDSJax(js.JaxProblem):
         """``(24,)`` aggregate load of ``x``: each device's power added to the slots it runs
         in, device after device, as ``simulator.load`` adds them (the same bits).
 
-        A loop over the devices (unrolled 128 at a time) of elementwise adds over the 24
+        A loop over the devices (unrolled half at a time) of elementwise adds over the 24
         slots: the product ``power @ running`` with its ``(N, 24)`` 0/1 matrix cost two
         fifths of the sweep (SHDS 4.8 -> 2.9 ms per sweep at batch 1024,
         ``benchmarks/RESULTS.md``).
@@ -43,8 +43,11 @@ class SHDSJax(js.JaxProblem):
         def add(i, total):
             return total + jnp.where((slots >= x[i]) & (slots < x[i] + duration[i]), power[i], 0.0)
 
+        # At least two trips of a loop: fully unrolled, XLA fused the chain of adds into
+        # each consumer of the load and ran it again for every element it reads (the
+        # seed team's features ran 8x slower).
         n = power.shape[0]
-        return jax.lax.fori_loop(0, n, add, jnp.zeros(simulator.N_SLOTS, power.dtype), unroll=max(1, min(n, 128)))
+        return jax.lax.fori_loop(0, n, add, jnp.zeros(simulator.N_SLOTS, power.dtype), unroll=max(1, -(-n // 2)))
 
     def cost(self, data, x):
         load = self.load(data, x)
@@ -99,8 +102,8 @@ class SHDSJax(js.JaxProblem):
     def role_landscape(self, data, x, idx, landscape, shared=None):
         return js.stack_columns(self._columns(data, x, idx, data["own_cost"][idx], shared))
 
-    def features(self, data, state, landscape, role, idx):
-        load = self.load(data, state.x)
+    def features(self, data, state, landscape, role, idx, shared=None):
+        load = self.load(data, state.x) if shared is None else shared
         available = {
             "duration": lambda: data["duration"][idx],
             "power": lambda: data["power"][idx],
