@@ -218,7 +218,7 @@ def test_dimes_packed_slot_counts_are_the_counts(seed, n, meetings, words):
     x = rng.integers(0, D, n).astype(np.int32)
     x[: n // 2] = 0  # a crowded slot: its count passes 255 from 510 attendances of one meeting
     data = {"meeting": meeting, "meetings": np.zeros(meetings, np.int8), "count_words": np.zeros(words, np.int8)}
-    packed = np.asarray(PROBLEM._packed_counts(data, js.jnp.asarray(x)))
+    packed = np.asarray(PROBLEM.sweep_inputs(data, js.jnp.asarray(x)))
     per, bits = -(-D // words), 32 // -(-D // words)
     fields = (packed[:, :, None].astype(np.uint64) >> (bits * np.arange(per, dtype=np.uint64))) & ((1 << bits) - 1)
     np.testing.assert_array_equal(fields.reshape(meetings, -1)[:, :D], np.asarray(PROBLEM._counts(data, js.jnp.asarray(x))))

@@ -38,8 +38,9 @@ class DiMESJax(js.JaxProblem):
         return jnp.zeros(m * D, jnp.int32).at[data["meeting"] * D + x].add(1).reshape(m, D)
 
     def _packed_counts(self, data, x):
-        """``(M, W)`` uint32: the slot counts of ``_counts``, packed ``20 / W`` to a word
-        (8 bits a count where meetings have at most 255 attendances).
+        """``(B, M, W)`` uint32 for a batch (``data`` and ``x`` batched): the slot counts of
+        ``_counts``, packed ``20 / W`` to a word (8 bits a count where meetings have at
+        most 255 attendances), in one scatter over the flattened batch.
 
         Each role's landscape reads its variables' meeting counts, 20 per variable;
         packed, that is ``W`` (5) gathers per variable instead of 20, and the gathers are
@@ -47,10 +48,12 @@ class DiMESJax(js.JaxProblem):
         ``benchmarks/RESULTS.md``). Each attendance adds a one at its slot's field; a
         field holds the meeting's size, so no count carries into the next field.
         """
-        m, n_words = data["meetings"].shape[0], data["count_words"].shape[0]
+        b, (m, n_words) = x.shape[0], (data["meetings"].shape[-1], data["count_words"].shape[-1])
         per = -(-D // n_words)
         one = jnp.left_shift(jnp.uint32(1), (32 // per * (x % per)).astype(jnp.uint32))
-        return jnp.zeros(m * n_words, jnp.uint32).at[data["meeting"] * n_words + x // per].add(one).reshape(m, n_words)
+        cell = (jnp.arange(b, dtype=jnp.int32)[:, None] * m + data["meeting"]) * n_words + x // per
+        words = jnp.zeros(b * m * n_words, jnp.uint32).at[cell.reshape(-1)].add(one.reshape(-1))
+        return words.reshape(b, m, n_words)
 
     def cost(self, data, x):
         counts = self._counts(data, x)
@@ -65,7 +68,7 @@ class DiMESJax(js.JaxProblem):
         where given), from the rows' own inputs (``JaxProblem.columns``); ``words``: the
         packed slot counts where already computed."""
         if words is None:
-            words = self._packed_counts(data, x)
+            words = self.sweep_inputs(data, x)
         meeting, xr = data["meeting"][rows], x[rows]
         per = -(-D // words.shape[1])  # slot counts a word holds
         bits = 32 // per
@@ -93,6 +96,9 @@ class DiMESJax(js.JaxProblem):
         return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0]), data["pref"]))
 
     def sweep_inputs(self, data, x):
+        return self._packed_counts({k: v[None] for k, v in data.items()}, x[None])[0]
+
+    def batch_sweep_inputs(self, data, x):
         return self._packed_counts(data, x)
 
     def role_landscape(self, data, x, idx, landscape, shared=None):
