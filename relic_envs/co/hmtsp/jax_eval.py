@@ -20,6 +20,7 @@ from relic_envs.co.hmtsp.simulator import BALANCE, EXCESS
 class HMTSPJax(jc.JaxConstructProblem):
     name = "hmtsp"
     cyclic = True  # vehicle k = A, B, C decides turns k, k + 3, ... (skips and forced turns included)
+    batched_loop = True  # one loop over the batch (JaxConstructProblem.batched_loop)
 
     def arrays(self, instance):
         svc = instance.service[:, instance.task_type]  # (3, N): s_{k, c(j)}; "back" (3, N): l(j, d_k)
