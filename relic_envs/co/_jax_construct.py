@@ -231,6 +231,8 @@ def make_evaluator(problem: JaxConstructProblem, policies: Mapping[str, Callable
     missing = [r for r in ROLES if r not in policies]
     if missing:
         raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
+    if problem.batched_loop and not (problem.cyclic or problem.staged):
+        raise InvalidConfig(f"{problem.name}: batched_loop needs roles that decide in rounds (cyclic or staged)")
     if problem.batched_loop:
         batched = jax.jit(lambda data: rollout_batch(problem, policies, data, problem.max_steps(_first(data))))
     else:
