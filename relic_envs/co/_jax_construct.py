@@ -37,7 +37,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from relic_envs.co._jax_events import Batch, _cast, _first, aligned, first_min, jax, jnp, role_cycle, stack  # noqa: F401 - re-exported
+from relic_envs.co._jax_events import (  # noqa: F401 - re-exported
+    Batch,
+    _cast,
+    _first,
+    _valid,
+    aligned,
+    first_min,
+    going_within,
+    jax,
+    jnp,
+    role_cycle,
+    stack,
+)
 from relic_envs.core.benchmark import ROLES
 from relic_envs.errors import InvalidConfig
 
@@ -123,8 +135,7 @@ class JaxConstructProblem(abc.ABC):
 
 def is_valid(d: Decision, j):
     """Whether answer ``j`` stands for ``d``: a candidate id, or ``-1`` where skipping is allowed."""
-    n = d.mask.shape[0]
-    return jnp.where(j == -1, d.can_skip, (j >= 0) & (j < n) & d.mask[jnp.clip(j, 0, n - 1)])
+    return jnp.where(j == -1, d.can_skip, _valid(d.mask, j))
 
 
 def fallback(d: Decision):
@@ -165,9 +176,7 @@ def rollout_one(problem: JaxConstructProblem, policies: Mapping[str, Callable], 
     """Every decision of one instance, until the construction is complete (at most ``max_steps``)."""
     bound = problem.max_steps(data)
 
-    def going(carry):
-        s, _, steps = carry
-        return ~s["done"] & (steps < bound)
+    going = going_within(bound)
 
     if problem.cyclic or problem.staged:
         turn = (lambda c: problem.turn(data, c[0])) if problem.staged else None  # noqa: E731
@@ -193,9 +202,7 @@ def rollout_batch(problem: JaxConstructProblem, policies: Mapping[str, Callable]
     """
     size = jax.tree.leaves(data)[0].shape[0]
 
-    def going(carry):
-        s, _, steps = carry
-        return ~s["done"] & (steps < bound)
+    going = going_within(bound)
 
     def decide(carry, role: int):
         s, repairs, steps = carry

@@ -177,6 +177,17 @@ def _step(problem, policies, data, carry, static_role: int | None = None):
     return s, repairs, steps + 1
 
 
+def going_within(bound: int) -> Callable:
+    """The loops' predicate on a ``(state, repairs, steps)`` carry: the construction is not
+    complete and has taken fewer than ``bound`` decisions (per instance under a batch)."""
+
+    def going(carry):
+        s, _, steps = carry
+        return ~s["done"] & (steps < bound)
+
+    return going
+
+
 def _valid(mask, j):
     """Whether answer ``j`` is one of ``mask``'s candidates (``0 <= j < n`` and on the mask)."""
     return (j >= 0) & (j < mask.shape[0]) & mask[jnp.clip(j, 0, mask.shape[0] - 1)]
@@ -222,9 +233,7 @@ def rollout_batch(problem: JaxEventProblem, policies: Mapping[str, Callable], da
     state = jax.vmap(lambda d: problem.advance(d, problem.init(d)))(data)
     size = state["done"].shape[0]
 
-    def going(carry):
-        s, _, steps = carry
-        return ~s["done"] & (steps < bound)
+    going = going_within(bound)
 
     def body(carry):
         s, repairs, steps = carry
@@ -261,9 +270,7 @@ def rollout_one(problem: JaxEventProblem, policies: Mapping[str, Callable], data
     """Every decision of one instance, until the construction is complete (at most ``bound``)."""
     s = problem.advance(data, problem.init(data))
 
-    def going(carry):
-        s, _, steps = carry
-        return ~s["done"] & (steps < bound)
+    going = going_within(bound)
 
     if problem.cyclic:
         body = lambda c: role_cycle(lambda c, role: _step(problem, policies, data, c, role), going, c)  # noqa: E731

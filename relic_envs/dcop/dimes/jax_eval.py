@@ -64,7 +64,7 @@ class DiMESJax(js.JaxProblem):
         return simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel + pref
 
     def _columns(self, data, x, rows, pref=None, words=None):
-        """The 20 columns ``(m,)`` of ``violation(data, x)[rows]`` (plus ``pref``'s columns
+        """The 20 columns ``(m,)`` of ``simulator.violation``'s rows ``rows`` (plus ``pref``'s columns
         where given), from the rows' own inputs (``JaxProblem.columns``); ``words``: the
         packed slot counts where already computed."""
         if words is None:
@@ -73,7 +73,7 @@ class DiMESJax(js.JaxProblem):
         per = -(-D // words.shape[1])  # slot counts a word holds
         bits = 32 // per
         mine = [words[meeting, k] for k in range(words.shape[1])]  # i's meeting's words
-        field = jnp.uint32((1 << bits) - 1) if bits < 32 else jnp.uint32(0xFFFFFFFF)
+        field = jnp.uint32((1 << bits) - 1)
         counts = [((mine[v // per] >> jnp.uint32(bits * (v % per))) & field).astype(jnp.int32) for v in range(D)]
         others = [counts[v] - (xr == v) for v in range(D)]  # the meeting without i, slot v
         best_other = others[0]
@@ -88,9 +88,6 @@ class DiMESJax(js.JaxProblem):
             column = simulator.OFF_SLOT_COST * off + simulator.TRAVEL_COST * travel
             columns.append(column if pref is None else column + pref[:, v])
         return columns
-
-    def violation(self, data, x):
-        return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0])))
 
     def landscape(self, data, x):
         return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0]), data["pref"]))

@@ -56,7 +56,7 @@ class SHDSJax(js.JaxProblem):
         return data["price"] @ load + preference + overload
 
     def _columns(self, data, x, rows, own=None, load=None):
-        """The 18 columns ``(m,)`` of ``violation(data, x)[rows]`` (plus ``own``'s columns
+        """The 18 columns ``(m,)`` of ``simulator.violation``'s rows ``rows`` (plus ``own``'s columns
         where given), from the rows' own inputs (``JaxProblem.columns``), in O(m x 24);
         ``load``: the aggregate load where already computed.
 
@@ -88,10 +88,6 @@ class SHDSJax(js.JaxProblem):
             column = simulator.OVERLOAD_COST * (total + window)
             columns.append(column if own is None else own[:, v] + column)
         return columns
-
-    def violation(self, data, x):
-        """``(N, 18)`` overload with device ``i`` moved to start ``v`` (``simulator.violation``)."""
-        return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0])))
 
     def landscape(self, data, x):
         return js.stack_columns(self._columns(data, x, jnp.arange(x.shape[0]), data["own_cost"]))
