@@ -47,8 +47,6 @@ class FJAGVJax(je.JaxEventProblem):
         ids = np.arange(n)
         return {
             "pt": instance.op_times().astype(np.float64), "tt": instance.travel(),
-            # B reads a machine's column of pt: a row of its transpose is a contiguous gather.
-            "pt_t": np.ascontiguousarray(instance.op_times().astype(np.float64).T),
             "due_op": np.asarray(instance.due, np.float64)[ids // k],
             "first": ids % k == 0, "last": ids % k == k - 1, "job": (ids // k).astype(np.int64),
             "due": np.asarray(instance.due, np.float64), "weight": np.asarray(instance.weight, np.float64),
@@ -81,6 +79,12 @@ class FJAGVJax(je.JaxEventProblem):
             # started (inf otherwise): B's queue and the machines' next deliveries read
             # this one array instead of machine, delivered and start.
             "queued_at": jnp.full(n, jnp.inf, f),
+            # per operation, its loaded trip (its material's location to its machine), set
+            # when A assigns the machine: C's travel times then gather one small row.
+            "loaded_trip": jnp.zeros(n, f),
+            # per operation, its processing time on the machine A assigned: B's queue (the
+            # operations assigned to its machine) reads it instead of the machine's column.
+            "proc": jnp.zeros(n, f),
         }
 
     def _source(self, data, s):
@@ -161,29 +165,26 @@ class FJAGVJax(je.JaxEventProblem):
         return jnp.maximum(s["machine_free_at"], s["t"]) + s["backlog"]
 
     def _trip_times(self, data, s, agv):
-        src = self._source(data, s)
         pos = s["agv_pos"][jnp.clip(agv, 0, s["agv_pos"].shape[0] - 1)]
-        return data["tt"][pos, src] + data["tt"][src, s["machine"] + 1]
+        return data["tt"][pos][self._source(data, s)] + s["loaded_trip"]
 
     def candidates(self, data, s):
         x = s["about"]
         pt_a = data["pt"][jnp.clip(x, 0, data["pt"].shape[0] - 1)]
-        pt_b = data["pt_t"][jnp.clip(x, 0, data["pt"].shape[1] - 1)]
         queue = self._waiting(s) & (s["machine"] == x)
         return (
             (pt_a > 0, self._ready_times(data, s) + pt_a),
-            (queue, pt_b),
+            (queue, s["proc"]),
             (self._requests(s), self._trip_times(data, s, x)),
         )
 
     def observe(self, data, s, masks):
         x, f = s["about"], data["pt"].dtype
         pt_a = data["pt"][jnp.clip(x, 0, data["pt"].shape[0] - 1)]
-        pt_b = data["pt_t"][jnp.clip(x, 0, data["pt"].shape[1] - 1)]
         due_op = data["due_op"]
         views = (
             {"operation_id": "machine_ids", "processing_times": pt_a, "machine_ready_times": self._ready_times(data, s)},
-            {"machine_id": "operation_ids", "processing_times": pt_b, "due_dates": due_op},
+            {"machine_id": "operation_ids", "processing_times": s["proc"], "due_dates": due_op},
             {"agv_id": "request_ids", "travel_times": self._trip_times(data, s, x),
              "ready_times": jnp.maximum(s["ready_at"], 0.0).astype(f)},
         )
@@ -212,8 +213,9 @@ class FJAGVJax(je.JaxEventProblem):
         m_b = jnp.clip(x, 0, data["pt"].shape[1] - 1)
         finish_b = s["t"] + data["pt"][op_c, m_b]
         m_a = jnp.clip(choice, 0, data["pt"].shape[1] - 1)
+        pt_a = data["pt"][op_c, m_a]  # A's operation on its machine
         machines = jnp.arange(s["backlog"].shape[0])
-        backlog = jnp.where(on_a & (machines == m_a), s["backlog"] + data["pt"][op_c, m_a], s["backlog"])
+        backlog = jnp.where(on_a & (machines == m_a), s["backlog"] + pt_a, s["backlog"])
         backlog = jnp.where(on_b & (machines == m_b), backlog - data["pt"][op_c, m_b], backlog)
         # next_delivery: A's in-place delivery and C's trip add one to the operation's machine;
         # B's start removes one, so machine x's earliest is taken again over its operations.
@@ -234,6 +236,8 @@ class FJAGVJax(je.JaxEventProblem):
             # the successor (same job) of A's and B's operation learns its machine or finish
             "source": _set(s["source"], op + 1, choice + 1, on_a & ~data["last"][op_c]),
             "pred_finish": _set(s["pred_finish"], op + 1, finish_b, on_b & ~data["last"][op_c]),
+            "loaded_trip": _set(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
+            "proc": _set(s["proc"], op, pt_a, on_a),
         }
 
     # -- the result ------------------------------------------------------------------------
