@@ -85,6 +85,8 @@ class FJAGVJax(je.JaxEventProblem):
             # per operation, its processing time on the machine A assigned: B's queue (the
             # operations assigned to its machine) reads it instead of the machine's column.
             "proc": jnp.zeros(n, f),
+            "open_requests": jnp.int32(0),  # how many operations wait for an AGV (requested)
+            "started": jnp.int32(0),  # how many operations B has started
         }
 
     def _source(self, data, s):
@@ -100,60 +102,60 @@ class FJAGVJax(je.JaxEventProblem):
         """``(N,)`` operations waiting for an AGV: assigned away from their material, not yet served."""
         return s["requested"]
 
-    def _find(self, data, s):
-        """``(role, about)`` of the pending decision, or ``(NONE, -1)`` (``State._find``)."""
+    def _find(self, data, s, ready):
+        """``(role, about)`` of the pending decision, or ``(NONE, -1)`` (``State._find``), given
+        ``ready``, the lowest ready unassigned operation (``N`` where none)."""
         n, m, g = s["machine"].shape[0], s["machine_free_at"].shape[0], s["agv_free_at"].shape[0]
-        ready = first_true((s["machine"] < 0) & (s["ready_at"] >= 0))  # n where none
         free_agv = first_true(s["agv_free_at"] <= s["t"])
-        has_c = self._requests(s).any() & (free_agv < g)
+        has_c = (s["open_requests"] > 0) & (free_agv < g)
         queued = s["next_delivery"] <= s["t"]  # some operation delivered and waiting at the machine
         b_ok = first_true(queued & (s["machine_free_at"] <= s["t"]))
         role = jnp.where(ready < n, ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(b_ok < m, ROLE_B, NONE)))
         about = jnp.select([role == ROLE_A, role == ROLE_C, role == ROLE_B], [ready, free_agv, b_ok], -1)
         return role.astype(jnp.int32), about.astype(jnp.int32)
 
-    def _found(self, data, s):
-        role, about = self._find(data, s)
-        return {**s, "role": role, "about": about, "done": role == NONE}
-
-    def _next_decision_time(self, data, s):
+    def _next_decision_time(self, data, s, t_a):
         """The earliest time after ``s["t"]`` at which some role has a decision (``inf`` if none),
         nobody deciding meanwhile: the time the numpy ``State`` reaches by jumping from one
         completion or delivery to the next.
 
         Each role's first chance, each an event time (a machine's or an AGV's free time):
-        A, once an unassigned operation's predecessor finishes (a future finish is its
-        machine's free time); C, once an AGV is free while requests wait (requests only
+        A, once an unassigned operation's predecessor finishes (``t_a``, a future finish is
+        its machine's free time); C, once an AGV is free while requests wait (requests only
         appear at A's decisions); B, once a machine is free and an operation delivered to
         it (a future delivery is its AGV's free time). What can be decided only grows with
         time while nobody decides, so the first of these is where the jumps stop.
         """
-        pred_finish = s["pred_finish"]
-        becomes_ready = (s["machine"] < 0) & (s["ready_at"] < 0) & (pred_finish >= 0)
-        t_a = jnp.min(jnp.where(becomes_ready, pred_finish, jnp.inf))
-        t_c = jnp.where(self._requests(s).any(), jnp.min(s["agv_free_at"]), jnp.inf)
+        t_c = jnp.where(s["open_requests"] > 0, jnp.min(s["agv_free_at"]), jnp.inf)
         t_b = jnp.min(jnp.maximum(s["machine_free_at"], s["next_delivery"]))
         return jnp.minimum(t_a, jnp.minimum(t_b, t_c))
-
-    def _jump_to(self, data, s, t):
-        """Time jumped to ``t`` (``State``'s jumps up to it): successors of operations finished by
-        then become ready."""
-        done_prev = (s["pred_finish"] >= 0) & (s["pred_finish"] <= t)
-        ready_at = jnp.where(done_prev & (s["ready_at"] < 0), s["pred_finish"], s["ready_at"])
-        return {**s, "t": t, "ready_at": ready_at}
 
     def advance(self, data, s):
         """The next decision (``State._find``), after jumping time if nothing is decidable now:
         in closed form (:meth:`_next_decision_time`), not a loop of jumps, which under
-        ``vmap`` ran every jump of the slowest instance for the whole batch."""
-        s = self._found(data, s)
-        idle = s["done"] & ~(s["start"] >= 0).all()  # nothing to decide, operations left to start
-        t = self._next_decision_time(data, s)
-        jump = idle & jnp.isfinite(t)
-        # A jump moves only the clock and the ready times; finding the decision again where
-        # nothing jumped finds the same one, so no select over the whole state is needed.
-        jumped = self._jump_to(data, s, t)
-        return self._found(data, {**s, **{k: jnp.where(jump, jumped[k], s[k]) for k in ("t", "ready_at")}})
+        ``vmap`` ran every jump of the slowest instance for the whole batch.
+
+        An operation whose predecessor has started and not finished by now waits (its
+        ``ready_at`` still -1) until ``pred_finish``, always later than now (a finish is
+        set after now and every jump reaches each finish it passes). A jump happens only
+        when nothing is ready, and ends at or before ``t_a``, the earliest such finish; the
+        operations it makes ready are those finishing exactly at ``t_a``, the lowest of them
+        first: one lexicographic pass over ``(pred_finish, id)`` gives both, so the pending
+        decision is found once, without a second pass over the operations after the jump.
+        """
+        n = s["machine"].shape[0]
+        ready = first_true((s["machine"] < 0) & (s["ready_at"] >= 0))  # n where none
+        waits = (s["ready_at"] < 0) & (s["pred_finish"] >= 0)
+        t_a = jnp.min(jnp.where(waits, s["pred_finish"], jnp.inf))
+        role, _ = self._find(data, s, ready)
+        t = self._next_decision_time(data, s, t_a)
+        jump = (role == NONE) & (s["started"] < n) & jnp.isfinite(t)  # operations left to start
+        # A jump moves only the clock and the ready times.
+        ready_at = jnp.where(jump & waits & (s["pred_finish"] <= t), s["pred_finish"], s["ready_at"])
+        ready = jnp.where(jump & (t == t_a), first_true(waits & (s["pred_finish"] == t_a)), ready)
+        s = {**s, "t": jnp.where(jump, t, s["t"]), "ready_at": ready_at}
+        role, about = self._find(data, s, ready)
+        return {**s, "role": role, "about": about, "done": role == NONE}
 
     # -- the decision ----------------------------------------------------------------------
     def _ready_times(self, data, s):
@@ -230,7 +232,7 @@ class FJAGVJax(je.JaxEventProblem):
             **s, "machine": machine, "delivered": delivered, "requested": requested, "queued_at": queued_at,
             "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
             "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
-            "start": start, "finish": _set(s["finish"], op, finish_b, on_b),
+            "start": start, "finish": _set(s["finish"], op, finish_b, on_b), "started": s["started"] + on_b.astype(jnp.int32),
             "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b), "backlog": backlog,
             "next_delivery": next_delivery,
             # the successor (same job) of A's and B's operation learns its machine or finish
@@ -238,6 +240,7 @@ class FJAGVJax(je.JaxEventProblem):
             "pred_finish": _set(s["pred_finish"], op + 1, finish_b, on_b & ~data["last"][op_c]),
             "loaded_trip": _set(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
             "proc": _set(s["proc"], op, pt_a, on_a),
+            "open_requests": s["open_requests"] + (on_a & ~same).astype(jnp.int32) - on_c.astype(jnp.int32),
         }
 
     # -- the result ------------------------------------------------------------------------
