@@ -25,7 +25,7 @@ from relic_envs.co import _jax_events as je
 from relic_envs.co._jax_events import jnp
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.fjagv.simulator import TARDINESS_WEIGHT, TRAVEL_WEIGHT
-from relic_envs.core.jax_select import first_true, narrowest_int
+from relic_envs.core.jax_select import first_true
 
 ROLE_A, ROLE_B, ROLE_C = 0, 1, 2
 NONE = je.NONE  # the pending role once the construction is complete
@@ -74,11 +74,10 @@ class FJAGVJax(je.JaxEventProblem):
             # per operation, its predecessor's machine + 1 (0: the depot, for a first
             # operation or an unassigned predecessor), set when A decides it.
             "source": jnp.zeros(n, jnp.int32),
-            # per operation, its predecessor's finish while it waits for it (inf otherwise),
-            # and its id while it is ready and unassigned (n otherwise): the next ready
-            # time and the lowest ready operation are plain minima of state arrays.
-            "wait_until": jnp.full(n, jnp.inf, f),
-            "ready_id": jnp.where(data["first"], jnp.arange(n), n).astype(narrowest_int(n)),
+            # per operation, its id - n while it is ready and unassigned, its predecessor's
+            # finish while it waits for it, inf otherwise (see ``advance``): the lowest
+            # ready operation and the next ready time are one minimum.
+            "ready_key": jnp.where(data["first"], jnp.arange(n) - n, jnp.inf).astype(f),
             # per operation, its delivery time while delivered or in transit and not
             # started (inf otherwise): B's queue and the machines' next deliveries read
             # this one array instead of machine, delivered and start.
@@ -139,27 +138,26 @@ class FJAGVJax(je.JaxEventProblem):
         in closed form (:meth:`_next_decision_time`), not a loop of jumps, which under
         ``vmap`` ran every jump of the slowest instance for the whole batch.
 
-        An operation whose predecessor has started waits until its finish (``wait_until``,
-        always later than now: a finish is set after now and every jump reaches each one
-        it passes). A jump happens only when nothing is ready, and ends at or before
-        ``t_a``, the earliest such finish; the operations it makes ready are those
-        finishing exactly then, so the lowest ready operation after it is one first index
-        over them, without a second search after the jump.
+        ``ready_key`` holds both kinds of operation A waits for: a ready unassigned one as
+        its id - N (negative), one whose predecessor has started as that finish (always
+        later than now: a finish is set after now and every jump reaches each one it
+        passes). Its minimum is the lowest ready operation if negative, else the earliest
+        time one becomes ready (``t_a``). A jump happens only when nothing is ready, and
+        ends at or before ``t_a``; the operations it makes ready are those finishing
+        exactly then, so the lowest ready operation after it is one first index over them.
         """
         n = s["machine"].shape[0]
-        ready = jnp.min(s["ready_id"]).astype(jnp.int32)  # n where none
-        t_a = jnp.min(s["wait_until"])
+        least = jnp.min(s["ready_key"])
+        ready = jnp.where(least < 0, least + n, n).astype(jnp.int32)  # n where none
         role, _ = self._find(data, s, ready)
-        t = self._next_decision_time(data, s, t_a)
+        t = self._next_decision_time(data, s, jnp.where(least < 0, jnp.inf, least))
         jump = (role == NONE) & (s["started"] < n) & jnp.isfinite(t)  # operations left to start
-        # A jump moves only the clock and the ready times.
-        newly = jump & (s["wait_until"] <= t)
+        # A jump moves only the clock and the ready operations (nothing is negative then).
+        newly = jump & (s["ready_key"] <= t)
         ready = jnp.where(jump, first_true(newly), ready)
-        s = {
-            **s, "t": jnp.where(jump, t, s["t"]), "ready_at": jnp.where(newly, s["wait_until"], s["ready_at"]),
-            "wait_until": jnp.where(newly, jnp.inf, s["wait_until"]),
-            "ready_id": jnp.where(newly, jnp.arange(n, dtype=s["ready_id"].dtype), s["ready_id"]),
-        }
+        ids = jnp.arange(n, dtype=s["ready_key"].dtype)
+        s = {**s, "t": jnp.where(jump, t, s["t"]), "ready_key": jnp.where(newly, ids - n, s["ready_key"]),
+             "ready_at": jnp.where(newly, t, s["ready_at"])}
         role, about = self._find(data, s, ready)
         return {**s, "role": role, "about": about, "done": role == NONE}
 
@@ -243,8 +241,7 @@ class FJAGVJax(je.JaxEventProblem):
             "next_delivery": next_delivery,
             # the successor (same job) of A's and B's operation learns its machine or finish
             "source": _set(s["source"], op + 1, choice + 1, on_a & ~data["last"][op_c]),
-            "wait_until": _set(s["wait_until"], op + 1, finish_b, on_b & ~data["last"][op_c]),
-            "ready_id": _set(s["ready_id"], op, n, on_a),
+            "ready_key": _set(_set(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & ~data["last"][op_c]),
             "loaded_trip": _set(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
             "proc": _set(s["proc"], op, pt_a, on_a),
             "open_requests": s["open_requests"] + (on_a & ~same).astype(jnp.int32) - on_c.astype(jnp.int32),
