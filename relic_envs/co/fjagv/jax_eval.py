@@ -68,9 +68,10 @@ class FJAGVJax(je.JaxEventProblem):
             "machine_free_at": jnp.zeros(m, f), "agv_pos": jnp.zeros(g, jnp.int32), "agv_free_at": jnp.zeros(g, f),
             "done": jnp.bool_(False), "role": jnp.int32(NONE), "about": jnp.int32(-1),
             "backlog": jnp.zeros(m, f),  # per machine, processing time assigned and not started
-            # per machine, the earliest delivery among its operations delivered or in
-            # transit and not started (inf: none); its queue is non-empty once t reaches it.
-            "next_delivery": jnp.full(m, jnp.inf, f),
+            # per machine, its operations delivered or in transit and not started: those in
+            # transit are on the AGVs heading there and not yet arrived (an AGV carries one
+            # operation, to its position), so B's queues need no pass over the operations.
+            "pending": jnp.zeros(m, jnp.int32),
             # per operation, its predecessor's machine + 1 (0: the depot, for a first
             # operation or an unassigned predecessor), set when A decides it.
             "source": jnp.zeros(n, jnp.int32),
@@ -101,6 +102,15 @@ class FJAGVJax(je.JaxEventProblem):
         """``(N,)`` operations delivered and not started (at their assigned machine)."""
         return s["queued_at"] <= s["t"]
 
+    def _in_transit(self, s):
+        """``(M, G)`` whether AGV g is carrying an operation to machine m (not yet arrived)."""
+        machines = jnp.arange(s["pending"].shape[0])[:, None]
+        return (s["agv_pos"][None, :] == machines + 1) & (s["agv_free_at"][None, :] > s["t"])
+
+    def _waiting_counts(self, s):
+        """``(M,)`` operations delivered to each machine and not started."""
+        return s["pending"] - self._in_transit(s).sum(axis=1)
+
     def _requests(self, s):
         """``(N,)`` operations waiting for an AGV: assigned away from their material, not yet served."""
         return s["requested"]
@@ -111,7 +121,7 @@ class FJAGVJax(je.JaxEventProblem):
         n, m, g = s["machine"].shape[0], s["machine_free_at"].shape[0], s["agv_free_at"].shape[0]
         free_agv = first_true(s["agv_free_at"] <= s["t"])
         has_c = (s["open_requests"] > 0) & (free_agv < g)
-        queued = s["next_delivery"] <= s["t"]  # some operation delivered and waiting at the machine
+        queued = self._waiting_counts(s) > 0  # some operation delivered and waiting at the machine
         b_ok = first_true(queued & (s["machine_free_at"] <= s["t"]))
         role = jnp.where(ready < n, ROLE_A, jnp.where(has_c, ROLE_C, jnp.where(b_ok < m, ROLE_B, NONE)))
         about = jnp.select([role == ROLE_A, role == ROLE_C, role == ROLE_B], [ready, free_agv, b_ok], -1)
@@ -130,7 +140,13 @@ class FJAGVJax(je.JaxEventProblem):
         time while nobody decides, so the first of these is where the jumps stop.
         """
         t_c = jnp.where(s["open_requests"] > 0, jnp.min(s["agv_free_at"]), jnp.inf)
-        t_b = jnp.min(jnp.maximum(s["machine_free_at"], s["next_delivery"]))
+        # A machine with operations waiting and busy is free at its free time; one without,
+        # once free and its first operation in transit arrives (if free now with some
+        # waiting, B decides now and no jump is taken).
+        transit = self._in_transit(s)
+        arrival = jnp.min(jnp.where(transit, s["agv_free_at"], jnp.inf), axis=1)
+        first_delivery = jnp.where(self._waiting_counts(s) > 0, -jnp.inf, arrival)
+        t_b = jnp.min(jnp.maximum(s["machine_free_at"], first_delivery))
         return jnp.minimum(t_a, jnp.minimum(t_b, t_c))
 
     def advance(self, data, s):
@@ -223,22 +239,19 @@ class FJAGVJax(je.JaxEventProblem):
         machines = jnp.arange(s["backlog"].shape[0])
         backlog = jnp.where(on_a & (machines == m_a), s["backlog"] + pt_a, s["backlog"])
         backlog = jnp.where(on_b & (machines == m_b), backlog - data["pt"][op_c, m_b], backlog)
-        # next_delivery: A's in-place delivery and C's trip add one to the operation's machine;
-        # B's start removes one, so machine x's earliest is taken again over its operations.
-        m_op = machine[op_c]
-        added = jnp.where((on_a & same) | on_c, delivered[op_c], jnp.inf)
-        next_delivery = jnp.where(machines == m_op, jnp.minimum(s["next_delivery"], added), s["next_delivery"])
+        # A's in-place delivery and C's trip add one to the operation's machine, B's start removes one.
+        added = (machines == machine[op_c]) & ((on_a & same) | on_c)
+        pending = s["pending"] + added.astype(jnp.int32) - (on_b & (machines == m_b)).astype(jnp.int32)
         start = _set(s["start"], op, s["t"], on_b)
         queued_at = _set(s["queued_at"], op, delivered[op_c], (on_a & same) | on_c)
         queued_at = _set(queued_at, op, jnp.inf, on_b)
-        next_delivery = jnp.where(on_b & (machines == m_b), jnp.min(jnp.where(machine == m_b, queued_at, jnp.inf)), next_delivery)
         return {
             **s, "machine": machine, "delivered": delivered, "requested": requested, "queued_at": queued_at,
             "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
             "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
             "start": start, "finish": _set(s["finish"], op, finish_b, on_b), "started": s["started"] + on_b.astype(jnp.int32),
             "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b), "backlog": backlog,
-            "next_delivery": next_delivery,
+            "pending": pending,
             # the successor (same job) of A's and B's operation learns its machine or finish
             "source": _set(s["source"], op + 1, choice + 1, on_a & ~data["last"][op_c]),
             "ready_key": _set(_set(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & ~data["last"][op_c]),
