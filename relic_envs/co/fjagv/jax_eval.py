@@ -63,6 +63,8 @@ class FJAGVJax(je.JaxEventProblem):
         minus = jnp.full(n, -1.0, f)
         return {
             "t": jnp.zeros((), f), "d_agv": jnp.zeros((), f), "machine": jnp.full(n, -1, jnp.int32),
+            # per operation, when it becomes ready: 0 for a job's first, its predecessor's
+            # finish once that started (-1 before)
             "ready_at": jnp.where(data["first"], 0.0, -1.0).astype(f), "requested": jnp.zeros(n, bool),
             "agv_of": jnp.full(n, -1, jnp.int32), "delivered": minus, "start": minus, "finish": minus,
             "machine_free_at": jnp.zeros(m, f), "agv_pos": jnp.zeros(g, jnp.int32), "agv_free_at": jnp.zeros(g, f),
@@ -172,8 +174,7 @@ class FJAGVJax(je.JaxEventProblem):
         newly = jump & (s["ready_key"] <= t)
         ready = jnp.where(jump, first_true(newly), ready)
         ids = jnp.arange(n, dtype=s["ready_key"].dtype)
-        s = {**s, "t": jnp.where(jump, t, s["t"]), "ready_key": jnp.where(newly, ids - n, s["ready_key"]),
-             "ready_at": jnp.where(newly, t, s["ready_at"])}
+        s = {**s, "t": jnp.where(jump, t, s["t"]), "ready_key": jnp.where(newly, ids - n, s["ready_key"])}
         role, about = self._find(data, s, ready)
         return {**s, "role": role, "about": about, "done": role == NONE}
 
@@ -213,48 +214,52 @@ class FJAGVJax(je.JaxEventProblem):
         return {r: _obs(masks[k], x, views[k]) for k, r in enumerate("ABC")}
 
     def apply(self, data, s, choice):
+        """Commit ``choice`` of the deciding role.
+
+        Per-operation values are read off the updated arrays where they equal the old
+        ones (each update touches another entry than the one read): with a read of the
+        old array after the update, XLA kept both alive and copied the loop-carried
+        buffer every decision (FJAGV 1.30 -> 0.97 s per batch-1024 evaluation).
+        """
         role, x = s["role"], s["about"]
         on_a, on_b, on_c = role == ROLE_A, role == ROLE_B, role == ROLE_C
         op = jnp.where(on_a, x, choice)  # the operation concerned
-        n = data["pt"].shape[0]
+        n, m = data["pt"].shape
         op_c = jnp.clip(op, 0, n - 1)
-        src = self._source(data, s)[op_c]
-        # A: assign machine `choice` to operation x; no trip when the material is already there.
-        machine = _set(s["machine"], op, choice, on_a)
-        same = src == choice + 1
-        delivered = _set(s["delivered"], op, s["ready_at"][op_c], on_a & same)
-        requested = _set(s["requested"], op, True, on_a & ~same)
-        requested = _set(requested, op, False, on_c)
-        # C: AGV x serves request `choice`.
-        agv = jnp.clip(x, 0, s["agv_pos"].shape[0] - 1)
-        dst = s["machine"][op_c] + 1
-        empty, loaded = data["tt"][s["agv_pos"][agv], src], data["tt"][src, dst]
-        arrive = s["t"] + empty + loaded
-        delivered = _set(delivered, op, arrive, on_c)
-        # B: machine x starts operation `choice`.
-        m_b = jnp.clip(x, 0, data["pt"].shape[1] - 1)
-        finish_b = s["t"] + data["pt"][op_c, m_b]
-        m_a = jnp.clip(choice, 0, data["pt"].shape[1] - 1)
+        successor = ~data["last"][op_c]  # op + 1 is the same job's next operation
+        m_a, m_b = jnp.clip(choice, 0, m - 1), jnp.clip(x, 0, m - 1)
         pt_a = data["pt"][op_c, m_a]  # A's operation on its machine
-        machines = jnp.arange(s["backlog"].shape[0])
+        finish_b = s["t"] + data["pt"][op_c, m_b]
+        # A assigns machine `choice` to operation x, and its successor learns where its
+        # material will be; B's start sets its successor's ready time (read only once the
+        # successor is ready, which it becomes at that finish).
+        machine = _set(s["machine"], op, choice, on_a)
+        source = _set(s["source"], op + 1, choice + 1, on_a & successor)
+        ready_at = _set(s["ready_at"], op + 1, finish_b, on_b & successor)
+        src, dst = source[op_c], machine[op_c] + 1
+        same = src == choice + 1  # A: no trip when the material is already there
+        # C: AGV x carries request `choice`.
+        empty, loaded = data["tt"][s["agv_pos"][jnp.clip(x, 0, s["agv_pos"].shape[0] - 1)], src], data["tt"][src, dst]
+        arrive = s["t"] + empty + loaded
+        delivered = _set(s["delivered"], op, ready_at[op_c], on_a & same)
+        delivered = _set(delivered, op, arrive, on_c)
+        requested = _set(_set(s["requested"], op, True, on_a & ~same), op, False, on_c)
+        machines = jnp.arange(m)
         backlog = jnp.where(on_a & (machines == m_a), s["backlog"] + pt_a, s["backlog"])
         backlog = jnp.where(on_b & (machines == m_b), backlog - data["pt"][op_c, m_b], backlog)
         # A's in-place delivery and C's trip add one to the operation's machine, B's start removes one.
         added = (machines == machine[op_c]) & ((on_a & same) | on_c)
         pending = s["pending"] + added.astype(jnp.int32) - (on_b & (machines == m_b)).astype(jnp.int32)
-        start = _set(s["start"], op, s["t"], on_b)
         queued_at = _set(s["queued_at"], op, delivered[op_c], (on_a & same) | on_c)
         queued_at = _set(queued_at, op, jnp.inf, on_b)
         return {
-            **s, "machine": machine, "delivered": delivered, "requested": requested, "queued_at": queued_at,
+            **s, "machine": machine, "source": source, "ready_at": ready_at, "delivered": delivered,
+            "requested": requested, "queued_at": queued_at, "backlog": backlog, "pending": pending,
             "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
             "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
-            "start": start, "finish": _set(s["finish"], op, finish_b, on_b), "started": s["started"] + on_b.astype(jnp.int32),
-            "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b), "backlog": backlog,
-            "pending": pending,
-            # the successor (same job) of A's and B's operation learns its machine or finish
-            "source": _set(s["source"], op + 1, choice + 1, on_a & ~data["last"][op_c]),
-            "ready_key": _set(_set(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & ~data["last"][op_c]),
+            "start": _set(s["start"], op, s["t"], on_b), "finish": _set(s["finish"], op, finish_b, on_b),
+            "started": s["started"] + on_b.astype(jnp.int32), "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b),
+            "ready_key": _set(_set(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & successor),
             "loaded_trip": _set(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
             "proc": _set(s["proc"], op, pt_a, on_a),
             "open_requests": s["open_requests"] + (on_a & ~same).astype(jnp.int32) - on_c.astype(jnp.int32),
