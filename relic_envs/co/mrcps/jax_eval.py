@@ -129,7 +129,10 @@ class MRCPSJax(je.JaxEventProblem):
         finish = s["t"] + span
 
         def put(x, at, v):
-            return x.at[at].set(jnp.where(on_c, v, x[at]))
+            # A masked select, not ``x.at[at].set(where(on_c, v, x[at]))``: with the read of
+            # the old entry XLA copied five loop-carried (1024, N) buffers every cycle
+            # (0.294 -> 0.25 s per batch-1024 evaluation).
+            return jnp.where(on_c & (jnp.arange(x.shape[0]) == at), v, x)
 
         return {
             **s, "worker": put(s["worker"], i, choice), "start": put(s["start"], i, s["t"]),
