@@ -150,7 +150,7 @@ def first_min(mask, cost):
 def lex_first(mask, *keys):
     """The first id (ascending) among ``mask`` ordered by ``keys`` (primary first): the
     twin of ``ids[np.lexsort((..., secondary, primary))[0]]`` (lexsort is stable); -1 if
-    ``mask`` is empty. Keys are finite (the observations' values).
+    ``mask`` is empty. Keys may be infinite, not NaN (the order is then undefined).
 
     One pass: a variadic reduction over ``(not on the mask, key..., id)`` whose combiner
     keeps the lexicographically smaller tuple (a total order, ids being distinct, so the

@@ -82,8 +82,8 @@ class FJAGVJax(je.JaxEventProblem):
             # ready operation and the next ready time are one minimum.
             "ready_key": jnp.where(data["first"], jnp.arange(n) - n, jnp.inf).astype(f),
             # per operation, its delivery time while delivered or in transit and not
-            # started (inf otherwise): B's queue and the machines' next deliveries read
-            # this one array instead of machine, delivered and start.
+            # started (inf otherwise): B's queue reads this array and the machine instead
+            # of delivered and start.
             "queued_at": jnp.full(n, jnp.inf, f),
             # per operation, its loaded trip (its material's location to its machine), set
             # when A assigns the machine: C's travel times then gather one small row.
