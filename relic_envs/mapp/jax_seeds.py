@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from relic_envs.core.jax_select import first_argmax, first_argmin
 from relic_envs.dcop.jax_seeds import as_policy  # obs -> fn(**params).astype(int32): family-neutral
 from relic_envs.mapp._jax_routing import jnp
 
@@ -25,14 +26,14 @@ def _first_best(candidate, score, initial):
     """The first node (ascending id) with the largest score among ``candidate`` nodes, if
     that score is strictly above ``initial``; else the depot (0)."""
     s = jnp.where(candidate, score, -jnp.inf)
-    j = jnp.argmax(s)
+    j = first_argmax(s)
     return jnp.where(s[j] > initial, j, 0)
 
 
 def _first_min(candidate, value):
     """The first node with the smallest ``value`` among ``candidate`` nodes (0 if none)."""
     v = jnp.where(candidate, value, jnp.inf)
-    j = jnp.argmin(v)
+    j = first_argmin(v)
     return jnp.where(candidate.any(), j, 0)
 
 
@@ -74,7 +75,7 @@ def pc_C(current, dist_row, remaining_prizes, remaining_budget):
     idx = _nodes(dist_row.shape[0])
     safe = (2.0 * dist_row + dist_row[0] <= remaining_budget) & (idx != 0) & (idx != current)
     score = jnp.where(safe & (remaining_prizes > 0), remaining_prizes / (dist_row + 1e-9), -1.0)
-    j = jnp.argmax(score)
+    j = first_argmax(score)
     return jnp.where(score[j] > 0, j, 0)
 
 
@@ -134,8 +135,8 @@ def ds_C(current, dist_row, value_vector, deadline_vector, remaining_budget):
     idx = _nodes(dist_row.shape[0])
     safe = (2.0 * dist_row + dist_row[0] <= remaining_budget) & (idx != 0) & (idx != current)
     live = safe & (value_vector > 0) & (deadline_vector >= 1)
-    serve = jnp.argmax(jnp.where(live, value_vector / (dist_row + 0.05), -1.0))
-    hop = jnp.argmin(jnp.where(safe, dist_row, jnp.inf))
+    serve = first_argmax(jnp.where(live, value_vector / (dist_row + 0.05), -1.0))
+    hop = first_argmin(jnp.where(safe, dist_row, jnp.inf))
     return jnp.where(safe.any(), jnp.where(live.any(), serve, hop), 0)
 
 

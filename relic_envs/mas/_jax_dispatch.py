@@ -68,6 +68,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtra("jax", "jax") from exc
 
 from relic_envs.core.jax_loop import shrinking_while  # noqa: E402  (after the jax check)
+from relic_envs.core.jax_select import first_argmax  # noqa: E402
 
 N_RES = len(ROLES)
 IDLE = -1
@@ -242,7 +243,7 @@ def enter(problem: JaxDispatchProblem, data, state: DState) -> DState:
     free = busy <= t
     wait = free & pools.any(axis=1)
     last_chance = jnp.isinf(next_event(data, busy, t))
-    designated = jnp.where(last_chance & problem.must_finish, jnp.argmax(wait).astype(jnp.int32), IDLE)
+    designated = jnp.where(last_chance & problem.must_finish, first_argmax(wait).astype(jnp.int32), IDLE)
     return state._replace(t=t, pools=pools, free=free, last_chance=last_chance, designated=designated,
                           ended=ended)
 
@@ -311,7 +312,7 @@ def verdict(problem: JaxDispatchProblem, state: DState, answers):
         all_idle = jnp.all(~state.free | (answers == IDLE))
         idlers = state.free & state.pools.any(axis=1)
         stall = (reason == 0) & state.last_chance & all_idle & idlers.any()
-        reason, role = jnp.where(stall, 3, reason), jnp.where(stall, jnp.argmax(idlers), role)
+        reason, role = jnp.where(stall, 3, reason), jnp.where(stall, first_argmax(idlers), role)
     return reason.astype(jnp.int32), role.astype(jnp.int32)
 
 

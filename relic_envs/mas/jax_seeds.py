@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from relic_envs.core.jax_select import first_argmax, first_argmin
 from relic_envs.dcop.jax_seeds import as_policy  # obs -> fn(**params).astype(int32): family-neutral
 from relic_envs.mas._jax_dispatch import IDLE, jax, jnp
 
@@ -44,14 +45,14 @@ def _first_best(candidate, score, initial):
     """The first job (ascending id) with the largest score among ``candidate`` jobs, if that
     score is strictly above ``initial``; else -1 (idle)."""
     s = jnp.where(candidate, score, -jnp.inf)
-    j = jnp.argmax(s)
+    j = first_argmax(s)
     return jnp.where(candidate.any() & (s[j] > initial), j, IDLE)
 
 
 def _first_min(candidate, key, initial=jnp.inf):
     """The first job with the smallest key among ``candidate`` jobs, if strictly below ``initial``; else -1."""
     v = jnp.where(candidate, key, jnp.inf)
-    j = jnp.argmin(v)
+    j = first_argmin(v)
     return jnp.where(candidate.any() & (v[j] < initial), j, IDLE)
 
 
