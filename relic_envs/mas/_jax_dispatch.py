@@ -331,9 +331,10 @@ def apply(problem: JaxDispatchProblem, data, state: DState, answers) -> DState:
         collisions += (wants & taken[jc]).astype(jnp.int32)
         s = problem.numpy_problem.stage(k)
         d = data["dur"][k, jc, s]
-        machine = machine.at[jc, s].set(jnp.where(go, k, machine[jc, s]))
-        start = start.at[jc, s].set(jnp.where(go, t, start[jc, s]))
-        end = end.at[jc, s].set(jnp.where(go, t + d, end[jc, s]))
+        # Masked selects, not ``x.at[jc, s].set(where(go, v, x[jc, s]))``: with that read of
+        # the old entry XLA copied the loop-carried (N, stages) arrays every epoch.
+        hit = go & (jnp.arange(n)[:, None] == jc) & (jnp.arange(machine.shape[1]) == s)
+        machine, start, end = jnp.where(hit, k, machine), jnp.where(hit, t, start), jnp.where(hit, t + d, end)
         busy = busy.at[k].set(jnp.where(go, t + d, busy[k]))
         load = load.at[k].add(jnp.where(go, d, 0.0))
         taken = taken.at[jc].set(taken[jc] | go)
