@@ -47,6 +47,7 @@ from relic_envs.co._jax_events import (  # noqa: F401 - re-exported
     going_within,
     jax,
     jnp,
+    put,
     role_cycle,
     stack,
 )
@@ -253,13 +254,6 @@ def make_evaluator(problem: JaxConstructProblem, policies: Mapping[str, Callable
     run.jitted = lambda data: batched(_cast(data, x64))
     run.jitted.lower = lambda data: batched.lower(_cast(data, x64))
     return run
-
-
-def put(x, i, value, on=True):
-    """``x`` with row ``i`` set to ``value`` where ``on``: ``x.at[i].set`` as a one-hot select,
-    which XLA vectorises under ``vmap`` (a batched scatter is several times slower on CPU)."""
-    hit = (jnp.arange(x.shape[0]) == i) & on
-    return jnp.where(hit.reshape(hit.shape + (1,) * (x.ndim - 1)), value, x)
 
 
 def first_min_or_skip(mask, value):

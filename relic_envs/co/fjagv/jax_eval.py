@@ -31,11 +31,6 @@ ROLE_A, ROLE_B, ROLE_C = 0, 1, 2
 NONE = je.NONE  # the pending role once the construction is complete
 
 
-def _set(x, i, v, on):
-    """``x.at[i].set(v)`` where ``on``, else ``x`` (as a masked select, not a scatter)."""
-    return jnp.where(on & (jnp.arange(x.shape[0]) == i), v, x)
-
-
 class FJAGVJax(je.JaxEventProblem):
     name = "fjagv"
 
@@ -233,35 +228,35 @@ class FJAGVJax(je.JaxEventProblem):
         # A assigns machine `choice` to operation x, and its successor learns where its
         # material will be; B's start sets its successor's ready time (read only once the
         # successor is ready, which it becomes at that finish).
-        machine = _set(s["machine"], op, choice, on_a)
-        source = _set(s["source"], op + 1, choice + 1, on_a & successor)
-        ready_at = _set(s["ready_at"], op + 1, finish_b, on_b & successor)
+        machine = je.put(s["machine"], op, choice, on_a)
+        source = je.put(s["source"], op + 1, choice + 1, on_a & successor)
+        ready_at = je.put(s["ready_at"], op + 1, finish_b, on_b & successor)
         src, dst = source[op_c], machine[op_c] + 1
         same = src == choice + 1  # A: no trip when the material is already there
         # C: AGV x carries request `choice`.
         empty, loaded = data["tt"][s["agv_pos"][jnp.clip(x, 0, s["agv_pos"].shape[0] - 1)], src], data["tt"][src, dst]
         arrive = s["t"] + empty + loaded
-        delivered = _set(s["delivered"], op, ready_at[op_c], on_a & same)
-        delivered = _set(delivered, op, arrive, on_c)
-        requested = _set(_set(s["requested"], op, True, on_a & ~same), op, False, on_c)
+        delivered = je.put(s["delivered"], op, ready_at[op_c], on_a & same)
+        delivered = je.put(delivered, op, arrive, on_c)
+        requested = je.put(je.put(s["requested"], op, True, on_a & ~same), op, False, on_c)
         machines = jnp.arange(m)
         backlog = jnp.where(on_a & (machines == m_a), s["backlog"] + pt_a, s["backlog"])
         backlog = jnp.where(on_b & (machines == m_b), backlog - data["pt"][op_c, m_b], backlog)
         # A's in-place delivery and C's trip add one to the operation's machine, B's start removes one.
         added = (machines == machine[op_c]) & ((on_a & same) | on_c)
         pending = s["pending"] + added.astype(jnp.int32) - (on_b & (machines == m_b)).astype(jnp.int32)
-        queued_at = _set(s["queued_at"], op, delivered[op_c], (on_a & same) | on_c)
-        queued_at = _set(queued_at, op, jnp.inf, on_b)
+        queued_at = je.put(s["queued_at"], op, delivered[op_c], (on_a & same) | on_c)
+        queued_at = je.put(queued_at, op, jnp.inf, on_b)
         return {
             **s, "machine": machine, "source": source, "ready_at": ready_at, "delivered": delivered,
             "requested": requested, "queued_at": queued_at, "backlog": backlog, "pending": pending,
-            "agv_of": _set(s["agv_of"], op, x, on_c), "agv_free_at": _set(s["agv_free_at"], x, arrive, on_c),
-            "agv_pos": _set(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
-            "start": _set(s["start"], op, s["t"], on_b), "finish": _set(s["finish"], op, finish_b, on_b),
-            "started": s["started"] + on_b.astype(jnp.int32), "machine_free_at": _set(s["machine_free_at"], x, finish_b, on_b),
-            "ready_key": _set(_set(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & successor),
-            "loaded_trip": _set(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
-            "proc": _set(s["proc"], op, pt_a, on_a),
+            "agv_of": je.put(s["agv_of"], op, x, on_c), "agv_free_at": je.put(s["agv_free_at"], x, arrive, on_c),
+            "agv_pos": je.put(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
+            "start": je.put(s["start"], op, s["t"], on_b), "finish": je.put(s["finish"], op, finish_b, on_b),
+            "started": s["started"] + on_b.astype(jnp.int32), "machine_free_at": je.put(s["machine_free_at"], x, finish_b, on_b),
+            "ready_key": je.put(je.put(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & successor),
+            "loaded_trip": je.put(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
+            "proc": je.put(s["proc"], op, pt_a, on_a),
             "open_requests": s["open_requests"] + (on_a & ~same).astype(jnp.int32) - on_c.astype(jnp.int32),
         }
 
