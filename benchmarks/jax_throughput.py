@@ -20,11 +20,12 @@ the device: placing it there is a one-off per batch, not a per-evaluation cost);
 process's CPU time over the wall time of the float64 steady-state calls, i.e. how many
 cores the compiled program kept busy.
 
-``--host-devices N`` splits the CPU into N XLA devices and shards each batch over them
-(the batch axis of every instance array; the compiled program is partitioned by XLA).
-A user turns the same thing on with ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
-set before JAX is imported and ``jax.device_put(batch.data, NamedSharding(mesh,
-PartitionSpec("batch")))``. On a GPU nothing changes: the table says which device ran it.
+``--host-devices N`` splits the CPU into N XLA devices: every evaluator then runs one
+copy of its program per device, each on its share of the batch
+(``relic_envs.core.jax_devices.over_devices``), and the batch is placed split over them.
+A user turns the same thing on with ``jax.config.update("jax_num_cpu_devices", N)``
+before JAX first touches the CPU (or ``XLA_FLAGS=--xla_force_host_platform_device_count=N``);
+nothing else changes. On a GPU nothing changes either: the table says which device ran it.
 
     python benchmarks/jax_throughput.py                              # all 14 benchmarks, batch 1024
     python benchmarks/jax_throughput.py --env dgc --batches 1 64 1024 8192

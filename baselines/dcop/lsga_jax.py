@@ -36,6 +36,7 @@ from baselines.dcop.lsga import (
     uniform_values,
 )
 from relic_envs.core.instance import Instance
+from relic_envs.core.jax_devices import over_devices
 from relic_envs.core.registry import get_benchmark
 from relic_envs.dcop import _jax_sweep as js
 from relic_envs.dcop import jax_eval
@@ -150,7 +151,7 @@ def lsga_evaluator(name: str, settings: LSGA | None = None, *, sweeps: int = SWE
     so the result has the shape of the policy evaluators'.
     """
     problem = jax_eval.problem_module(name).PROBLEM
-    batched = jax.jit(jax.vmap(_solver(problem, settings or LSGA(), sweeps)))
+    batched = jax.jit(over_devices(jax.vmap(_solver(problem, settings or LSGA(), sweeps))))
 
     def run(batch: js.Batch):
         with jax.enable_x64(x64):

@@ -52,6 +52,7 @@ from relic_envs.co._jax_events import (  # noqa: F401 - re-exported
     stack,
 )
 from relic_envs.core.benchmark import ROLES
+from relic_envs.core.jax_devices import over_devices
 from relic_envs.errors import InvalidConfig
 
 
@@ -242,9 +243,9 @@ def make_evaluator(problem: JaxConstructProblem, policies: Mapping[str, Callable
     if problem.batched_loop and not (problem.cyclic or problem.staged):
         raise InvalidConfig(f"{problem.name}: batched_loop needs roles that decide in rounds (cyclic or staged)")
     if problem.batched_loop:
-        batched = jax.jit(lambda data: rollout_batch(problem, policies, data, problem.max_steps(_first(data))))
+        batched = jax.jit(over_devices(lambda data: rollout_batch(problem, policies, data, problem.max_steps(_first(data)))))
     else:
-        batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data)))
+        batched = jax.jit(over_devices(jax.vmap(lambda data: rollout_one(problem, policies, data))))
 
     def run(batch: Batch) -> Outcome:
         with jax.enable_x64(x64):

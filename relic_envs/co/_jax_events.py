@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
+from relic_envs.core.jax_devices import over_devices
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 try:
@@ -313,9 +314,9 @@ def make_evaluator(problem: JaxEventProblem, policies: Mapping[str, Callable], *
     if missing:
         raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
     if problem.cyclic:
-        batched = jax.jit(jax.vmap(lambda data: rollout_one(problem, policies, data, problem.max_decisions(data))))
+        batched = jax.jit(over_devices(jax.vmap(lambda data: rollout_one(problem, policies, data, problem.max_decisions(data)))))
     else:
-        batched = jax.jit(lambda data: rollout_batch(problem, policies, data, problem.max_decisions(_first(data))))
+        batched = jax.jit(over_devices(lambda data: rollout_batch(problem, policies, data, problem.max_decisions(_first(data)))))
 
     def run(batch: Batch) -> Outcome:
         with jax.enable_x64(x64):

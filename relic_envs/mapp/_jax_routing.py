@@ -46,6 +46,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
 
+from relic_envs.core.jax_devices import over_devices
 from relic_envs.core.jax_loop import shrinking_while  # noqa: E402  (after the jax check)
 
 N_AGENTS = len(ROLES)
@@ -340,7 +341,7 @@ def make_evaluator(problem: JaxRoutingProblem, policies: Mapping[str, Callable],
     missing = [r for r in ROLES if r not in policies]
     if missing:
         raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
-    batched = jax.jit(lambda data: rollout_batch(problem, policies, data, interface))
+    batched = jax.jit(over_devices(lambda data: rollout_batch(problem, policies, data, interface)))
 
     def run(batch: Batch) -> Outcome:
         with jax.enable_x64(x64):

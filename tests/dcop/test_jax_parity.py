@@ -145,6 +145,64 @@ def test_column_layout_decides_as_the_row_layout(name):
         assert valid.all() == (policies is team)
 
 
+@pytest.mark.parametrize("name", [n for n in DCOPS if jax_eval.problem_module(n).PROBLEM.contiguous])
+def test_contiguous_roles_decide_as_the_owned_indices(name):
+    """``JaxProblem.contiguous`` renumbers the variables inside the evaluator, not the
+    decisions: the same final assignments (in the original numbering), validity and
+    costs as with the roles' index arrays, for DSA, the seed team (whose features read
+    the renumbered peer lists) and a role whose answers leave the domain."""
+    from relic_envs.dcop.jax_seeds import seed_jax_team
+
+    instances = relic_envs.splits(name).test_instances()[:4]
+    batch = jax_eval.stack(name, instances)
+    team = dsa_jax_team()
+    broken = dict(team, A=lambda obs: js.jnp.where(obs["cur"] == 1, obs["cur"] + 50, obs["cur"]))
+    for policies in (team, seed_jax_team(name), broken):
+        runs = []
+        for contiguous in (True, False):
+            problem = type(jax_eval.problem_module(name).PROBLEM)()
+            problem.contiguous = contiguous
+            runs.append(js.make_evaluator(problem, policies)(batch))
+        (costs, valid, x), (costs_idx, valid_idx, x_idx) = runs
+        np.testing.assert_array_equal(x, x_idx)
+        np.testing.assert_array_equal(valid, valid_idx)
+        np.testing.assert_array_equal(costs, costs_idx)
+        assert valid.all() == (policies is not broken)
+    assert not np.array_equal(batch.data["owned_A"][0], np.arange(batch.data["owned_A"].shape[1]))  # a real renumbering
+
+
+def test_contiguous_roles_need_the_problem_to_relabel_its_arrays():
+    class Unrelabelled(type(jax_eval.problem_module("dimes").PROBLEM)):
+        contiguous = True
+
+    batch = jax_eval.stack("dimes", relic_envs.splits("dimes").test_instances()[:2])
+    with pytest.raises(NotImplementedError, match="relabel"):
+        js.make_evaluator(Unrelabelled(), dsa_jax_team())(batch)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_contiguous_roles_put_each_role_in_its_own_rows(seed):
+    """``contiguous_roles``: row i is variable order[i]; A's rows come first, then B's, then
+    C's, each in the original order; the edges and peers name the same variables."""
+    instance = relic_envs.splits("dgc").test_instances()[seed]
+    problem = jax_eval.problem_module("dgc").PROBLEM
+    data = {k: v[0] for k, v in jax_eval.stack("dgc", [instance]).data.items()}
+    with js.jax.enable_x64(True):
+        new = {k: np.asarray(v) for k, v in js.contiguous_roles(problem, data).items()}
+    order = new["order"]
+    np.testing.assert_array_equal(order, np.concatenate([np.flatnonzero(instance.owner == r) for r in range(3)]))
+    np.testing.assert_array_equal(new["x0"], np.asarray(instance.x0)[order])
+    np.testing.assert_array_equal(order[new["src"]], instance.edges[:, 0])
+    np.testing.assert_array_equal(order[new["dst"]], instance.edges[:, 1])
+    np.testing.assert_array_equal(order[new["peer_src"]], data["peer_src"])
+    start = 0
+    for r, role in enumerate("ABC"):
+        rows = js.role_rows(new, role)
+        np.testing.assert_array_equal(order[rows], np.flatnonzero(instance.owner == r))
+        start += len(order[rows])
+    assert start == order.size
+
+
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 70])
 def test_sensor_incompatibility_bit_rows_hold_the_matrix(n):
     from relic_envs.dcop.sensor_dcsp.jax_eval import bit_rows

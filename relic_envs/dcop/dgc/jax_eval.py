@@ -17,6 +17,7 @@ D = simulator.N_COLORS
 
 class DGCJax(js.JaxProblem):
     domain = D
+    contiguous = True
 
     def arrays(self, instance):
         # Integer weights (what the generator draws) stay integers: their landscape sums
@@ -28,6 +29,9 @@ class DGCJax(js.JaxProblem):
             "dst": np.asarray(instance.edges[:, 1], np.int32),
             "w": weights.astype(np.int32 if exact_int else np.float64),
         }
+
+    def relabel(self, data, inverse):
+        return {"src": inverse[data["src"]], "dst": inverse[data["dst"]]}
 
     def cost(self, data, x):
         return jnp.sum(data["w"] * (x[data["src"]] == x[data["dst"]])).astype(jnp.result_type(float))
