@@ -30,7 +30,7 @@ def profile(name: str, batch_size: int, algorithm: str, x64: bool) -> tuple[floa
     instances = instances_for(name, None, batch_size)[:batch_size]
     run, batch, _ = jax_evaluator(name, algorithm, instances, x64)
     with jax.enable_x64(x64):
-        batch = place(batch, 1)
+        batch = place(batch)
         run(batch)  # compile
         start = time.perf_counter()
         run(batch)

@@ -20,16 +20,17 @@ the device: placing it there is a one-off per batch, not a per-evaluation cost);
 process's CPU time over the wall time of the float64 steady-state calls, i.e. how many
 cores the compiled program kept busy.
 
-``--host-devices N`` splits the CPU into N XLA devices: every evaluator then runs one
-copy of its program per device, each on its share of the batch
-(``relic_envs.core.jax_devices.over_devices``), and the batch is placed split over them.
+``--host-devices N`` splits the CPU into N XLA devices (default: one per usable core):
+every evaluator then runs one copy of its program per device, each on its share of the
+batch (``relic_envs.core.jax_devices.over_devices``), and the batch is placed split over
+them; ``--host-devices 1`` measures XLA's single CPU device.
 A user turns the same thing on with ``jax.config.update("jax_num_cpu_devices", N)``
 before JAX first touches the CPU (or ``XLA_FLAGS=--xla_force_host_platform_device_count=N``);
 nothing else changes. On a GPU nothing changes either: the table says which device ran it.
 
     python benchmarks/jax_throughput.py                              # all 14 benchmarks, batch 1024
     python benchmarks/jax_throughput.py --env dgc --batches 1 64 1024 8192
-    python benchmarks/jax_throughput.py --family mas co --host-devices 2
+    python benchmarks/jax_throughput.py --family mas co --host-devices 1
     python benchmarks/jax_throughput.py --env dgc --algorithm lsga-dsa
 
 Prints a table; asserts nothing.
@@ -68,7 +69,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--batches", type=int, nargs="+", default=[1024])
     parser.add_argument("--loop-cap", type=int, default=64, help="instances measured for (a) and (b)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--host-devices", type=int, default=1, help="XLA CPU devices to shard each batch over")
+    parser.add_argument("--host-devices", type=int, default=len(os.sched_getaffinity(0)),
+                        help="XLA CPU devices to split each batch over (default: one per usable core; 1: XLA's "
+                             "single CPU device); no effect where JAX runs on a GPU")
     parser.add_argument("--no-f32", action="store_true", help="skip the float32 column (halves the time)")
     return parser.parse_args()
 
@@ -166,24 +169,16 @@ def jax_evaluator(name: str, algorithm: str, instances: list, x64: bool) -> tupl
     return jax_eval.evaluator(name, seed_jax_team(name), x64=x64), batch, lambda out: np.asarray(out.steps)
 
 
-def place(batch, devices: int):
+def place(batch):
     """``batch`` on the device, once, before the timed calls (as the learner, which scores
-    many teams on one batch, and an RL loop keep it); with ``devices > 1`` its instance
-    arrays are split over the devices along the batch axis (others replicated)."""
+    many teams on one batch, and an RL loop keep it), split over the host devices as the
+    evaluators split it (``relic_envs.core.jax_devices.batch_sharding``)."""
     import jax
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    from relic_envs.core.jax_devices import batch_sharding
 
     size = len(jax.tree.leaves(batch.data)[0])
-    if devices <= 1 or size % devices:
-        return batch._replace(data=jax.device_put(dict(batch.data)))
-    mesh = Mesh(np.array(jax.devices()[:devices]), ("batch",))
-    split, whole = NamedSharding(mesh, PartitionSpec("batch")), NamedSharding(mesh, PartitionSpec())
-
-    def put(leaf):
-        leaf = np.asarray(leaf)
-        return jax.device_put(leaf, split if leaf.ndim and leaf.shape[0] == size else whole)
-
-    return batch._replace(data=jax.tree.map(put, batch.data))
+    return batch._replace(data=jax.device_put(dict(batch.data), batch_sharding(size)))
 
 
 def cpu_seconds() -> float:
@@ -191,7 +186,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int, devices: int):
+def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int):
     """``(best seconds per batch, compile seconds, XLA MB, steps per instance, CPU/wall)``.
 
     CPU/wall is the process's CPU time over the wall time of the steady-state calls: about
@@ -201,7 +196,7 @@ def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int
 
     run, batch, steps_of = jax_evaluator(name, algorithm, instances, x64)
     with jax.enable_x64(x64):
-        batch = place(batch, devices)
+        batch = place(batch)
     start = time.perf_counter()
     out = run(batch)  # compiles
     first = time.perf_counter() - start
@@ -222,10 +217,10 @@ def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int
 # -- the table --------------------------------------------------------------------------
 def main() -> None:
     args = parse_args()
-    if args.host_devices > 1:  # must be set before JAX initialises its CPU backend
-        flag = f"--xla_force_host_platform_device_count={args.host_devices}"
-        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flag}".strip()
     import jax
+
+    jax.config.update("jax_num_cpu_devices", args.host_devices)  # before JAX starts its CPU backend
+    from relic_envs.core.jax_devices import batch_devices
 
     names = list(args.env or [])
     for family in args.family or ([] if names else list(FAMILIES)):
@@ -233,7 +228,7 @@ def main() -> None:
     device = jax.devices()[0]
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
           f"jax {jax.__version__}; device: {device.platform} ({getattr(device, 'device_kind', '?')}), "
-          f"{jax.device_count()} device(s), batch sharded over {min(args.host_devices, jax.device_count())}")
+          f"{jax.device_count()} device(s), batch split over {len(batch_devices(args.batches[0]))}")
     print(f"instance-steps per second (steady state, best of {args.repeats}); DCOP team: {args.algorithm}, "
           "others: the seed programs")
     header = (f"{'benchmark':<12} | {'unit':<8} | {'batch':>5} | {'steps/inst':>10} | {'(a) env loop':>12} | "
@@ -247,14 +242,13 @@ def main() -> None:
             loop = instances[: min(size, args.loop_cap)]
             a, _ = env_loop_rate(name, args.algorithm, loop)
             b, ref_steps = reference_rate(name, args.algorithm, loop)
-            t64, compile64, mb64, steps, cores = time_jax(name, args.algorithm, instances, True, args.repeats,
-                                                   args.host_devices)
+            t64, compile64, mb64, steps, cores = time_jax(name, args.algorithm, instances, True, args.repeats)
             if not np.array_equal(steps[: len(loop)], ref_steps):  # a speed table of a wrong evaluator is worthless
                 raise SystemExit(f"{name}: JAX and numpy episode lengths differ: run the family's parity tests")
             c64 = steps.sum() / t64
             c32_rate, c32_ratio = "-", "-"  # --no-f32: not measured
             if not args.no_f32:
-                t32, *_ = time_jax(name, args.algorithm, instances, False, args.repeats, args.host_devices)
+                t32, *_ = time_jax(name, args.algorithm, instances, False, args.repeats)
                 c32 = steps.sum() / t32
                 c32_rate, c32_ratio = f"{c32:.3g}", f"{c32 / a:.0f}"
             print(f"{name:<12} | {UNIT[FAMILY_OF[name]]:<8} | {size:>5} | {steps.mean():>10.1f} | {a:>12.3g} | "

@@ -31,30 +31,44 @@ from relic_envs.errors import MissingExtra
 
 try:
     import jax
-    from jax.sharding import Mesh, PartitionSpec
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
 
 
+def batch_devices(size: int) -> list:
+    """The devices a batch of ``size`` instances is split over: the first ``k`` local
+    devices, with ``k`` the largest number of them that divides the batch evenly (1 on
+    one device)."""
+    devices = jax.devices()
+    k = max(k for k in range(1, len(devices) + 1) if size % k == 0)
+    return devices[:k]
+
+
 def over_devices(batched: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``batched(data)`` (every leaf of ``data`` and of its result has the batch as its
-    leading axis) with the batch split evenly over the local devices.
+    leading axis) with the batch split evenly over :func:`batch_devices`.
 
-    The split happens where there are two or more devices and the batch size is a
-    multiple of their number; otherwise the function runs as it is. Each instance's
-    result is the same either way (each device runs the same per-instance code).
-    Use inside ``jax.jit``.
+    With one device (the default, and a single GPU) the function runs as it is. Each
+    instance's result is the same either way: each device runs the same per-instance
+    code. Use inside ``jax.jit``; a batch already placed with :func:`batch_sharding`
+    is not moved.
     """
 
     def run(data):
-        devices = jax.devices()
-        size = jax.tree.leaves(data)[0].shape[0]
-        if len(devices) < 2 or size % len(devices):
+        devices = batch_devices(jax.tree.leaves(data)[0].shape[0])
+        if len(devices) < 2:
             return batched(data)
-        mesh = Mesh(np.array(devices), ("batch",))
         spec = PartitionSpec("batch")
         # check_vma=False: the per-device programs carry loop state (scan, while_loop)
         # that starts from constants, which shard_map's type check would ask to cast.
-        return jax.shard_map(batched, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)(data)
+        return jax.shard_map(batched, mesh=Mesh(np.array(devices), ("batch",)), in_specs=spec, out_specs=spec,
+                             check_vma=False)(data)
 
     return run
+
+
+def batch_sharding(size: int) -> NamedSharding:
+    """Where to place a batch of ``size`` instances (``jax.device_put(data,
+    batch_sharding(size))``) so that :func:`over_devices` finds each share on its device."""
+    return NamedSharding(Mesh(np.array(batch_devices(size)), ("batch",)), PartitionSpec("batch"))
