@@ -257,6 +257,8 @@ def contiguous_roles(problem: JaxProblem, data: Mapping[str, Any]) -> dict[str, 
     ``i``: :func:`observe` hashes ``u`` from it, and :func:`rollout_batch` renumbers the
     final assignment back with it."""
     order = jnp.concatenate([data[f"owned_{role}"] for role in ROLES])
+    if order.shape[0] != data["x0"].shape[0]:  # a renumbering needs every variable owned once
+        raise ValueError(f"the roles own {order.shape[0]} variables of {data['x0'].shape[0]}: cannot renumber them")
     inverse = jnp.zeros_like(order).at[order].set(jnp.arange(order.shape[0], dtype=order.dtype))
     new = dict(data)
     new.update(problem.relabel(data, inverse))
