@@ -78,7 +78,10 @@ def test_two_cpu_devices_give_the_single_device_results(tmp_path):
 
 
 if __name__ == "__main__":  # the two-device run
+    from relic_envs.core.jax_devices import batch_devices
+
     assert jax.device_count() == 2, jax.devices()
+    assert [len(batch_devices(n)) for n in (1, 3, 4)] == [1, 1, 2]  # a batch that does not divide stays whole
     arrays = {}
     for case in CASES:
         leaves = outputs(case, check_split=True)
