@@ -124,6 +124,21 @@ def test_dsa_jax_rule_is_the_numpy_rule(seed, m, d, variant, p, grid):
     np.testing.assert_array_equal(np.asarray(got), expected)
 
 
+def _same_either_way(name, switch, policies, batch):
+    """Run the benchmark's evaluator with the layout flag ``switch`` of its ``JaxProblem``
+    on and off; assert the same assignments, validity and costs; return the validity."""
+    runs = []
+    for on in (True, False):
+        problem = type(jax_eval.problem_module(name).PROBLEM)()
+        setattr(problem, switch, on)
+        runs.append(js.make_evaluator(problem, policies)(batch))
+    (costs, valid, x), (costs_off, valid_off, x_off) = runs
+    np.testing.assert_array_equal(x, x_off)
+    np.testing.assert_array_equal(valid, valid_off)
+    np.testing.assert_array_equal(costs, costs_off)
+    return valid
+
+
 @pytest.mark.parametrize("name", [n for n in DCOPS if jax_eval.problem_module(n).PROBLEM.columns])
 def test_column_layout_decides_as_the_row_layout(name):
     """``JaxProblem.columns`` changes how XLA lays the work out, not the decisions: the same
@@ -133,15 +148,7 @@ def test_column_layout_decides_as_the_row_layout(name):
     team = dsa_jax_team()
     broken = dict(team, B=lambda obs: js.jnp.where(obs["cur"] % 2 == 0, obs["cur"] + 50, -1 - obs["cur"]))
     for policies in (team, broken):
-        runs = []
-        for columns in (True, False):
-            problem = type(jax_eval.problem_module(name).PROBLEM)()
-            problem.columns = columns
-            runs.append(js.make_evaluator(problem, policies)(batch))
-        (costs, valid, x), (costs_rows, valid_rows, x_rows) = runs
-        np.testing.assert_array_equal(x, x_rows)
-        np.testing.assert_array_equal(valid, valid_rows)
-        np.testing.assert_array_equal(costs, costs_rows)
+        valid = _same_either_way(name, "columns", policies, batch)
         assert valid.all() == (policies is team)
 
 
@@ -158,15 +165,7 @@ def test_contiguous_roles_decide_as_the_owned_indices(name):
     team = dsa_jax_team()
     broken = dict(team, A=lambda obs: js.jnp.where(obs["cur"] == 1, obs["cur"] + 50, obs["cur"]))
     for policies in (team, seed_jax_team(name), broken):
-        runs = []
-        for contiguous in (True, False):
-            problem = type(jax_eval.problem_module(name).PROBLEM)()
-            problem.contiguous = contiguous
-            runs.append(js.make_evaluator(problem, policies)(batch))
-        (costs, valid, x), (costs_idx, valid_idx, x_idx) = runs
-        np.testing.assert_array_equal(x, x_idx)
-        np.testing.assert_array_equal(valid, valid_idx)
-        np.testing.assert_array_equal(costs, costs_idx)
+        valid = _same_either_way(name, "contiguous", policies, batch)
         assert valid.all() == (policies is not broken)
     assert not np.array_equal(batch.data["owned_A"][0], np.arange(batch.data["owned_A"].shape[1]))  # a real renumbering
 
