@@ -56,13 +56,12 @@ def over_devices(batched: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """
 
     def run(data):
-        devices = batch_devices(jax.tree.leaves(data)[0].shape[0])
-        if len(devices) < 2:
+        sharding = batch_sharding(jax.tree.leaves(data)[0].shape[0])
+        if sharding.mesh.size < 2:
             return batched(data)
-        spec = PartitionSpec("batch")
         # check_vma=False: the per-device programs carry loop state (scan, while_loop)
         # that starts from constants, which shard_map's type check would ask to cast.
-        return jax.shard_map(batched, mesh=Mesh(np.array(devices), ("batch",)), in_specs=spec, out_specs=spec,
+        return jax.shard_map(batched, mesh=sharding.mesh, in_specs=sharding.spec, out_specs=sharding.spec,
                              check_vma=False)(data)
 
     return run

@@ -264,11 +264,8 @@ def contiguous_roles(problem: JaxProblem, data: Mapping[str, Any]) -> dict[str, 
     new.update(problem.relabel(data, inverse))
     new["x0"] = data["x0"][order]
     new["order"] = order
-    start = 0
-    for role in ROLES:
-        m = data[f"owned_{role}"].shape[0]
-        new[f"owned_{role}"] = jnp.arange(start, start + m, dtype=order.dtype)
-        start += m
+    for role, rows in _role_slices(data).items():
+        new[f"owned_{role}"] = jnp.arange(rows.start, rows.stop, dtype=order.dtype)
     for key in ("peer_src", "peer_dst"):
         if key in data:
             new[key] = inverse[data[key]]
@@ -280,13 +277,16 @@ def role_rows(data: Mapping[str, Any], role: str):
     :func:`contiguous_roles` renumbered the instance, the static slice of its rows."""
     if "order" not in data:
         return data[f"owned_{role}"]
-    start = 0
-    for r in ROLES:
-        m = data[f"owned_{r}"].shape[-1]
-        if r == role:
-            return slice(start, start + m)
-        start += m
-    raise KeyError(role)
+    return _role_slices(data)[role]
+
+
+def _role_slices(data: Mapping[str, Any]) -> dict[str, slice]:
+    """Each role's rows once the roles are contiguous: A's first, then B's, then C's."""
+    slices, start = {}, 0
+    for role in ROLES:
+        m = data[f"owned_{role}"].shape[-1]
+        slices[role], start = slice(start, start + m), start + m
+    return slices
 
 
 def init(data: Mapping[str, Any]) -> JState:
