@@ -354,7 +354,7 @@ def _write_tagged(domain: int, data: Mapping[str, Any], x, valid, actions):
     With contiguous roles (:func:`contiguous_roles`) the written assignment is the
     roles' tagged answers in a row; the tags spare a domain test per answer, into
     which XLA fused the role's policy a second time (DGC 1.35 -> 1.17 ms per sweep at
-    batch 1024).
+    batch 1024, ``benchmarks/RESULTS.md``).
     """
     tagged_answers = {}
     for role in ROLES:
