@@ -225,10 +225,14 @@ class OpenAIClient(LLMClient):
         if self.rate_limiter is None:
             return self._attempt(messages)
         slot = self.rate_limiter.acquire(estimate_tokens(messages, self.max_tokens))
-        reply = self._attempt(messages)  # a failed attempt keeps its estimate: the request was spent
-        if reply[2] + reply[3] > 0:
-            self.rate_limiter.settle(slot, reply[2] + reply[3])
-        return reply
+        used = None  # a failed attempt keeps its estimate: the request was spent
+        try:
+            reply = self._attempt(messages)
+            if reply[2] + reply[3] > 0:
+                used = reply[2] + reply[3]
+            return reply
+        finally:
+            self.rate_limiter.finish(slot, used)
 
     def _attempt(self, messages: list[dict[str, str]]) -> tuple[str, str, int, int]:
         """One HTTP attempt: ``(text, model, prompt_tokens, completion_tokens)`` or a :class:`_Fault`."""

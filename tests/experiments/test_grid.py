@@ -184,7 +184,9 @@ def test_concurrent_cells_share_one_rate_limit_and_one_response_cache(tmp_path, 
         times = sorted(r["time"] for r in server.requests)
         assert len(times) >= 12  # 6 proposals per cell, plus RELIC's auxiliary calls
         spans = [times[k + 3] - times[k] for k in range(len(times) - 3)]
-        assert min(spans) >= 0.9 * 0.5, spans  # never more than rpm arrivals in one window, across both cells
+        # Never more than rpm arrivals in one window, across both cells, as the server stamps them: a
+        # request goes a window after the earlier one's answer came back (causality; load cannot break it).
+        assert min(spans) >= 0.5 - 1e-6, spans
         used = len(server.requests)
         assert sum(r.tokens for r in report.results) == sum(
             18 * sum(r.calls.values()) for r in report.results)  # the fake server reports 11 + 7 tokens a call
