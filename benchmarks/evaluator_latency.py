@@ -11,9 +11,14 @@ batch of training batch 3 (10 current + 2 x 3 replayed = 16 instances) by
 Every timed evaluation uses a distinct team source (a unique trailing comment) so
 the evaluator's cache never answers; workers are started before timing. The three
 modes alternate, so they share the machine's noise; prints the best of ``--repeats``
-runs of each and the ratios. Usage::
+runs of each and the ratios.
 
-    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...]
+``--before REV`` also measures the sandbox of an earlier commit in the same run: a
+git worktree of REV is made in a temporary directory and, for each benchmark, this
+script times that code's sandbox (1 worker, pool) in a child process with the
+worktree first on ``PYTHONPATH``, right after timing today's. Usage::
+
+    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...] [--before REV]
 """
 
 from __future__ import annotations
@@ -34,8 +39,12 @@ if any(os.environ.get(k) != v for k, v in _SAME_AS_WORKERS.items()):
 
 import argparse  # noqa: E402
 import itertools  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import relic_envs  # noqa: E402
 from relic_envs.core.registry import get_benchmark  # noqa: E402
@@ -67,35 +76,89 @@ def _timed(evaluators: list[TeamEvaluator], team: dict[str, str], batch, repeats
     return [min(t) for t in times]
 
 
+def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = True) -> dict:
+    bench = get_benchmark(name)
+    batch = mixed_batch(relic_envs.splits(name).train, 3, seed=0)
+    team = {r: seed_source(name, r, interface) for r in bench.roles}
+    evaluators = [TeamEvaluator(bench, interface=interface, workers=1),
+                  TeamEvaluator(bench, interface=interface, workers=cores)]
+    if plain:
+        evaluators.insert(0, TeamEvaluator(bench, interface=interface, sandbox=False))
+    try:
+        times = _timed(evaluators, team, batch, repeats)
+        isolation = dict(evaluators[-2]._workers[0].isolation)
+    finally:
+        for ev in evaluators:
+            ev.close()
+    out = {"one": times[-2], "pool": times[-1], "isolation": isolation}
+    if plain:
+        out["plain"] = times[0]
+    return out
+
+
+def _measure_before(worktree: Path, name: str, interface: str, repeats: int, cores: int) -> dict:
+    """This script's measurement, run on the code of ``worktree`` (an earlier commit)."""
+    env = {**os.environ, "PYTHONPATH": str(worktree)}
+    proc = subprocess.run([sys.executable, __file__, "--child", name, interface, str(repeats), str(cores)],
+                          capture_output=True, text=True, env=env, timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the earlier commit's measurement failed: {proc.stderr[-2000:]}")
+    before = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not Path(before["code"]).resolve().is_relative_to(worktree.resolve()):
+        raise RuntimeError(f"the child measured {before['code']}, not the earlier commit in {worktree}")
+    return before
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:  # a measurement on another commit's code (see --before)
+        name, interface, repeats, cores = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        import relic_learner
+
+        print(json.dumps({**_measure(name, interface, repeats, cores, plain=False), "code": relic_learner.__file__}))
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--env", nargs="*", default=None, help="benchmarks (default: all built)")
+    parser.add_argument("--before", default=None, help="also time the sandbox of this earlier commit, in the same run")
     args = parser.parse_args()
     names = args.env or relic_envs.names()
     cores = os.cpu_count() or 1
+    worktree = None
+    if args.before:
+        worktree = Path(tempfile.mkdtemp(prefix="relic-before-")) / "worktree"
+        root = Path(__file__).resolve().parent.parent
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(worktree), args.before],
+                       check=True, capture_output=True)
     print(f"machine: {platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}")
-    print(f"best of {args.repeats} evaluations (modes interleaved) of the seed team on a 16-instance mixed batch (batch 3)\n")
+    print(f"best of {args.repeats} evaluations (modes interleaved) of the seed team on a 16-instance mixed batch (batch 3)")
+    if worktree is not None:
+        print(f"'before' columns: the sandbox of {args.before}, measured in this run right after today's")
+    print()
     header = f"{'benchmark':<20} {'in-process s':>12} {'sandbox 1w s':>12} {'overhead':>9} {f'pool {cores}w s':>12} {'pool/in-proc':>12}"
+    if worktree is not None:
+        header += f" {'before 1w s':>12} {'before pool':>12} {'1w now/before':>14} {'pool now/before':>16}"
     print(header)
     print("-" * len(header))
-    for name in names:
-        bench = get_benchmark(name)
-        batch = mixed_batch(relic_envs.splits(name).train, 3, seed=0)
-        for interface in bench.interfaces:
-            team = {r: seed_source(name, r, interface) for r in bench.roles}
-            with (
-                TeamEvaluator(bench, interface=interface, sandbox=False) as plain,
-                TeamEvaluator(bench, interface=interface, workers=1) as one,
-                TeamEvaluator(bench, interface=interface, workers=cores) as pool,
-            ):
-                t_plain, t_one, t_pool = _timed([plain, one, pool], team, batch, args.repeats)
-                isolation = one._workers[0].isolation
-            label = name if interface == "paper" else f"{name} ({interface})"
-            print(f"{label:<20} {t_plain:>12.3f} {t_one:>12.3f} {100 * (t_one / t_plain - 1):>8.1f}% "
-                  f"{t_pool:>12.3f} {t_pool / t_plain:>11.2f}x")
+    isolation: dict = {}
+    try:
+        for name in names:
+            for interface in get_benchmark(name).interfaces:
+                now = _measure(name, interface, args.repeats, cores)
+                isolation = now["isolation"] or isolation
+                label = name if interface == "paper" else f"{name} ({interface})"
+                line = (f"{label:<20} {now['plain']:>12.3f} {now['one']:>12.3f} {100 * (now['one'] / now['plain'] - 1):>8.1f}% "
+                        f"{now['pool']:>12.3f} {now['pool'] / now['plain']:>11.2f}x")
+                if worktree is not None:
+                    before = _measure_before(worktree, name, interface, args.repeats, cores)
+                    line += (f" {before['one']:>12.3f} {before['pool']:>12.3f} {now['one'] / before['one']:>13.2f}x"
+                             f" {now['pool'] / before['pool']:>15.2f}x")
+                print(line, flush=True)
+    finally:
+        if worktree is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], capture_output=True,
+                           cwd=Path(__file__).resolve().parent.parent)
     held = [k for k, v in isolation.items() if v]
-    print(f"\nworker OS isolation: {', '.join(held) or 'none (see docs/learner.md)'}")
+    print(f"\nrole worker OS isolation: {', '.join(held) or 'none (see docs/learner.md)'}")
 
 
 if __name__ == "__main__":

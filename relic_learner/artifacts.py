@@ -48,12 +48,16 @@ def git_commit(path: Path) -> dict[str, Any] | None:
     return {"commit": head, "dirty": bool(status.strip())}
 
 
-def provenance(env: str) -> dict[str, Any]:
+def provenance(env: str, isolation: str = "full") -> dict[str, Any]:
+    from relic_learner import jail
+
     return {
         "relic_envs": relic_envs.__version__,
         "git": git_commit(Path(relic_envs.__file__).resolve().parent),
         "python": platform.python_version(),
         "splits_sha256": splits_digest(env),
+        # what a role worker's jail holds on this machine (docs/learner.md, "The layers")
+        "isolation": {"mode": isolation, "layers": jail.probe()},
     }
 
 

@@ -92,7 +92,7 @@ def _run_method(args: argparse.Namespace) -> int:
         _clear(out, args.overwrite)
         search = cls.create(out, env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
                             temperature=args.temperature, batches=args.batches, proposals=args.proposals,
-                            replay=args.replay, seed=args.seed, workers=args.workers)
+                            replay=args.replay, seed=args.seed, workers=args.workers, isolation=_isolation(args))
     if not args.quiet:
         print(f"{search.name} on {search.config.env} ({search.config.interface}) with {search.llm.describe()}",
               file=sys.stderr)
@@ -100,6 +100,16 @@ def _run_method(args: argparse.Namespace) -> int:
     print(f"final mixed-batch score {search.state.incumbent_score:.6g}; team in {out / 'team'}")
     print(f"LLM calls: {json.dumps(search.llm.ledger.snapshot().get('calls', {}))}")
     return 0
+
+
+def _isolation(args: argparse.Namespace) -> str:
+    """``"reduced"`` only when the user said so; every run says which layers hold."""
+    from relic_learner import jail
+
+    mode = "reduced" if getattr(args, "allow_reduced_isolation", False) else "full"
+    if not getattr(args, "quiet", False):
+        print(f"sandbox isolation ({mode}): {jail.describe(jail.probe())}", file=sys.stderr)
+    return mode
 
 
 def _clear(out: Path, overwrite: bool) -> None:
@@ -128,7 +138,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
             temperature=args.temperature, batches=args.batches, proposals=args.proposals, replay=args.replay,
             seed=args.seed, ablation=args.ablation, communication=args.communication, mitigation=args.mitigation,
-            workers=args.workers,
+            workers=args.workers, isolation=_isolation(args),
         )
         _clear(Path(args.out), args.overwrite)
         relic = Relic(config, args.out)
@@ -171,7 +181,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     print(f"{config.get('method', 'relic')} run on {env} ({interface}), llm {config['llm']}: raw objective, {direction}")
     if config["llm"] == "offline":
         print("  (the offline backend mutates programs on the AST; it is not a language model)")
-    with TeamEvaluator(env, interface=interface, workers=args.workers) as evaluator:
+    with TeamEvaluator(env, interface=interface, workers=args.workers, isolation=_isolation(args)) as evaluator:
         for regime, instances in splits.test.items():
             if args.split not in ("test", regime):
                 continue
@@ -262,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     learn.add_argument("--communication", default="full", choices=COMMUNICATION)
     learn.add_argument("--mitigation", action="store_true")
     learn.add_argument("--workers", type=int, default=None)
+    learn.add_argument("--allow-reduced-isolation", action="store_true",
+                       help="run programs even where the kernel refuses an isolation layer (docs/learner.md)")
     learn.add_argument("--out", required=True)
     learn.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     learn.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
@@ -271,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("run")
     ev.add_argument("--split", default="test", help="test (every test size) or one test regime, e.g. test50")
     ev.add_argument("--workers", type=int, default=None)
+    ev.add_argument("--allow-reduced-isolation", action="store_true",
+                    help="run programs even where the kernel refuses an isolation layer (docs/learner.md)")
+    ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=_cmd_eval)
     show = sub.add_parser("show", help="incumbents, public tree and operator statistics of a run")
     show.add_argument("run")

@@ -117,6 +117,10 @@ class TeamEvaluator:
         sandbox's overhead and for hand-written seeds, never for LLM output.
     cache_size:
         How many (team, batch) results to keep.
+    isolation:
+        ``"full"`` (default) or ``"reduced"``: overrides ``limits.isolation``. With
+        ``"full"``, a machine that refuses an isolation layer raises
+        :class:`~relic_learner.jail.IsolationUnavailable` instead of running a program.
 
     Use it as a context manager, or call :meth:`close`, to stop the workers.
     """
@@ -130,12 +134,15 @@ class TeamEvaluator:
         limits: Limits | None = None,
         sandbox: bool = True,
         cache_size: int = 4096,
+        isolation: str | None = None,
     ):
         self.bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
         self.bench.check_interface(interface)
         self.interface = interface
         self.signatures = self.bench.signatures(interface)
         self.limits = limits or Limits.for_family(self.bench.family)
+        if isolation is not None:
+            self.limits = dataclasses.replace(self.limits, isolation=isolation)
         workers = (os.cpu_count() or 1) if workers is None else workers
         if not isinstance(workers, int) or workers < 1:
             raise InvalidConfig(f"workers must be a positive int, got {workers!r}")
@@ -145,7 +152,7 @@ class TeamEvaluator:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._idle: queue.Queue[SandboxWorker] = queue.Queue()
-        self._workers = [SandboxWorker(self.limits.memory_mb) for _ in range(workers if sandbox else 0)]
+        self._workers = [SandboxWorker() for _ in range(workers if sandbox else 0)]
         for worker in self._workers:
             self._idle.put(worker)
         self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="relic-eval")
@@ -206,6 +213,15 @@ class TeamEvaluator:
         self.close()
 
     @property
+    def isolation(self) -> dict[str, bool]:
+        """The layers every role worker of this pool held (empty before a program ran)."""
+        held: dict[str, bool] = {}
+        for worker in self._workers:
+            for name, value in worker.isolation.items():
+                held[name] = held.get(name, True) and value
+        return held
+
+    @property
     def restarts(self) -> int:
         """Worker replacements so far (after kills, crashes and tampering)."""
         return sum(w.restarts for w in self._workers)
@@ -254,7 +270,8 @@ class TeamEvaluator:
             return self._run_in_process(sources, instances), {}
         worker = self._idle.get()
         try:
-            job = Job(self.bench.name, self.interface, dict(sources), tuple(instances), self.limits.call_s)
+            job = Job(self.bench.name, self.interface, dict(sources), tuple(instances), self.limits.call_s,
+                      self.limits.memory_mb, self.limits.isolation)
             return worker.run(job, self.limits.wall_for(len(instances)))
         finally:
             self._idle.put(worker)

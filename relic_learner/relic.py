@@ -76,8 +76,11 @@ class RelicConfig:
     communication: str = "full"
     mitigation: bool = False
     workers: int | None = None
+    isolation: str = "full"  # "reduced": run programs where the kernel refuses a layer (docs/learner.md)
 
     def __post_init__(self) -> None:
+        if self.isolation not in ("full", "reduced"):
+            raise InvalidConfig(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
         if self.env not in relic_envs.names():
             raise InvalidConfig(f"env must be one of {relic_envs.names()}, got {self.env!r}")
         get_benchmark(self.env).check_interface(self.interface)
@@ -216,12 +219,13 @@ class Relic(StreamLoop):
         self.stream = relic_envs.splits(config.env).train
         self.llm = llm or self._make_llm()
         self._own_evaluator = evaluator is None
-        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers)
+        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers,
+                                                    isolation=config.isolation)
         self.on_step = on_step
         self.switches = switches(config)
         if _state is None:
             self.run.write_json("config.json", dataclasses.asdict(config))
-            self.run.write_json("provenance.json", artifacts.provenance(config.env))
+            self.run.write_json("provenance.json", artifacts.provenance(config.env, config.isolation))
             self.state = State(
                 trees={r: PrivateTree(r, self.seeds[r], c_node=config.c_node, c_op=config.c_op, max_depth=config.max_depth)
                        for r in self.roles},

@@ -1,55 +1,46 @@
-"""Sandboxed execution of untrusted role programs (Appendix C.2, C.5; DESIGN §9).
+"""Sandboxed evaluation of untrusted role programs (Appendix C.2, C.5; DESIGN §9).
 
-A :class:`SandboxWorker` is one separate process, in its own session and process
-group, that holds the simulator and plays whole rollouts of a batch: the team's
-programs run inside it, so there is no round trip per decision. Inside the worker:
+Threat model (docs/learner.md): a program may run arbitrary native code in the process
+that runs it. So the process that runs it never computes a score:
 
-* every program call runs under a per-call time limit (``SIGALRM`` raising an
-  exception programs cannot catch with ``except Exception``), with a memory cap
-  (``RLIMIT_AS``), no file writes (``RLIMIT_FSIZE``), stdout/stderr sent to
-  ``/dev/null``, and an audit hook that
-  refuses file, process, socket, ``ctypes``, ``exec`` and import events while program
-  code runs. Everything a program's objects do is program code too: turning an
-  exception into text and dropping a refused return value happen under the same guard;
-* the worker starts from an allowlisted environment (no API keys or tokens,
-  ``PYTHONHASHSEED=0``, BLAS threads pinned) and, where the kernel lets an
-  unprivileged process do it, in fresh user, mount and network namespaces: no
-  network, every file system read-only, ``/proc`` hidden (:func:`_isolate`);
-* inputs are fresh copies made read-only (arrays flagged read-only, which programs
-  cannot undo since ``setflags``/``flags`` are forbidden; lists and dicts that refuse
-  in-place changes);
-* returns are reduced to plain data (arrays, numbers, lists, tuples, dicts) before
-  the trusted simulator sees them, so no program-defined object runs code later;
-* programs are loaded afresh for every instance, so no state leaks between
-  instances; the ``numpy``/``math`` modules are checked for tampering after each job
-  (a backstop: validated programs cannot assign attributes).
+* A **referee** (:class:`SandboxWorker`, one per pool slot: trusted code only) holds the
+  simulator. It plays every instance of a job in lockstep
+  (:func:`relic_envs.core.rollout.play_requests`): each step it sends each role's worker
+  the observations of every instance where that role acts, in one message, and reads
+  back one action per instance through :mod:`relic_learner.channel` (fixed layout,
+  bounded, numbers only; anything else is that role's ``protocol`` failure). The
+  objective and every validity check run in the referee, on its own episode state.
+* A **role worker** (:mod:`relic_learner.role_worker`) per role runs that role's program
+  and nothing else, so it never holds a teammate's source. It runs in the jail of
+  :mod:`relic_learner.jail` (bubblewrap namespaces, a minimal read-only file system, no
+  capabilities, a seccomp filter, hard rlimits), set up before its first program. The
+  referee enforces a deadline on every message (the per-call limit times the calls,
+  plus a second); a worker that misses it, crashes or sends garbage is killed with its
+  namespace and replaced, and the requests it held are that role's failure.
+* Where the kernel refuses a layer, untrusted code is not run unless the caller
+  accepts reduced isolation (``Limits(isolation="reduced")``); the layers that held are
+  reported with every evaluation (:attr:`SandboxWorker.isolation`).
 
-The parent never unpickles what a worker sends: results come back as length-limited
-JSON messages checked against a fixed schema (numbers, short strings), and anything
-else is a contained failure with reason ``protocol`` (the worker is replaced). The
-parent enforces a wall limit per evaluation: a worker that does not answer in time is
-killed with its whole process group and replaced. A worker that dies (segfault,
-kill) is replaced too, and the evaluation goes on with the next instance.
+The orchestrator talks to referees with pickled jobs and fixed-shape JSON results
+(the referee is trusted, but it is a separate process: nothing it sends is unpickled).
+The orchestrator enforces a wall limit per job and replaces a referee that misses it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import json
-import math
 import mmap
 import os
+import pickle
 import re
-import resource
 import signal
-import struct
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from typing import Any
@@ -58,10 +49,13 @@ import numpy as np
 
 from relic_envs.core.benchmark import Invalid
 from relic_envs.core.instance import Instance
-from relic_envs.core.program import check_source, load_function
 from relic_envs.core.registry import get_benchmark
-from relic_envs.core.rollout import RolloutResult, rollout
-from relic_envs.errors import InvalidReturn, ProgramError
+from relic_envs.core.rollout import RolloutResult, _ask, play_requests
+from relic_envs.errors import InvalidReturn
+from relic_learner import channel, jail
+from relic_learner.jail import LAYERS, IsolationUnavailable
+
+ISOLATION_KEYS = LAYERS  # what SandboxWorker.isolation reports (docs/learner.md lists each layer)
 
 # Per-call limits: the paper's 2 s per DCOP call and 0.25 s per CO decision (Appendix
 # C.5). The paper gives none for MAPP/MAS; 1 s per decision is ours (a decision there
@@ -81,13 +75,18 @@ class Limits:
         Address space a worker may add to what it holds after start-up, in MiB.
     wall_s:
         Wall limit of one evaluation request, enforced by the parent by killing the
-        worker; ``None`` means ``30 s + 5 s`` per instance (a backstop for what the
-        per-call alarm cannot interrupt, such as one long C-level numpy call).
+        referee; ``None`` means ``30 s + 5 s`` per instance (a backstop; each role
+        worker's messages have their own deadlines).
+    isolation:
+        ``"full"`` (default): a program runs only where every layer of
+        :data:`ISOLATION_KEYS` holds, else :class:`~relic_learner.jail.IsolationUnavailable`
+        is raised. ``"reduced"``: run with what the kernel allows (the caller accepted it).
     """
 
     call_s: float
     memory_mb: int = 1024
     wall_s: float | None = None
+    isolation: str = "full"
 
     def __post_init__(self) -> None:
         if not (isinstance(self.call_s, int | float) and 0 < self.call_s <= 600):
@@ -96,6 +95,8 @@ class Limits:
             raise ValueError(f"memory_mb must be an int in [16, 1048576], got {self.memory_mb!r}")
         if self.wall_s is not None and not (isinstance(self.wall_s, int | float) and self.wall_s > 0):
             raise ValueError(f"wall_s must be a positive number or None, got {self.wall_s!r}")
+        if self.isolation not in ("full", "reduced"):
+            raise ValueError(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
 
     def wall_for(self, n_instances: int) -> float:
         return self.wall_s if self.wall_s is not None else 30.0 + 5.0 * n_instances
@@ -116,332 +117,362 @@ class Job:
     sources: Mapping[str, str | None]
     instances: tuple[Instance, ...]
     call_s: float
+    memory_mb: int = 1024
+    isolation: str = "full"
+    # Test-only: per role, Python run with the real builtins inside that role's worker
+    # after every layer is in place (tests/learner/test_sandbox_attacks.py). Set only by
+    # code that builds a Job; program text never reaches it.
+    inject: Mapping[str, str] | None = None
+
 
 
 # ----------------------------------------------------------------------------------
-# Worker side. Everything below runs in the child process.
+# The referee's side: role workers, and the lockstep play. Trusted code only.
 # ----------------------------------------------------------------------------------
 
-
-class _CallTimeout(BaseException):
-    """Raised by SIGALRM inside a program call; BaseException so ``except Exception`` misses it."""
-
-
-class _Blocked(BaseException):
-    """Raised by the audit hook when program code reaches for the outside world."""
-
-
-_IN_PROGRAM = False  # True only while untrusted code runs in this worker
-_BLOCKED_EVENTS = frozenset({
-    "exec", "compile", "import", "os.system", "os.fork", "os.forkpty", "os.exec", "os.posix_spawn",
-    "os.spawn", "os.kill", "os.killpg", "os.remove", "os.unlink", "os.rename", "os.rmdir", "os.mkdir",
-    "os.chmod", "os.chown", "os.truncate", "os.symlink", "os.link", "os.chdir", "os.putenv", "os.unsetenv",
-    "os.listdir", "os.scandir", "subprocess.Popen", "sys._getframe", "sys.setprofile", "sys.settrace",
-    "sys.addaudithook", "builtins.input", "pty.spawn", "fcntl.ioctl", "mmap.__new__", "resource.setrlimit",
-    "resource.prlimit", "signal.pthread_kill", "object.__setattr__", "object.__delattr__", "function.__new__",
-    "code.__new__", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-})
-_BLOCKED_PREFIXES = ("socket.", "ctypes.", "shutil.", "urllib.", "http.", "ftplib.", "smtplib.", "_winapi.")
+_ROLE_CODE = "from relic_learner.role_worker import main; main()"
+START_TIMEOUT_S = 120.0
+_CHILD_LAYERS = ("seccomp", "rlimits")  # set by each fresh child itself, reported in its first message
+# A message's deadline is a backstop for a worker that stopped keeping its own per-call
+# alarm (a program that owns its process); an honest worker answers long before it. It
+# is generous so that a loaded machine never turns an honest answer into a timeout:
+# twice the calls' limits plus a slack (loading: checking and compiling the text once).
+_LOAD_SLACK_S = 10.0
+_SLACK_S = 5.0
 
 
-_TRUSTED_CODE: set = set()  # module code objects the worker itself compiled from checked trees
+class _Lost(Exception):
+    """A role worker that missed its deadline, died or sent a malformed reply (it is killed)."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
 
 
-def _audit(event: str, args: tuple) -> None:
-    if not _IN_PROGRAM:
-        return
-    if event == "exec" and args and args[0] in _TRUSTED_CODE:
-        return
-    if event == "open" or event in _BLOCKED_EVENTS or event.startswith(_BLOCKED_PREFIXES):
-        raise _Blocked(f"{event} is not allowed in a role program")
+class _RoleProcess:
+    """The referee's handle on one role's jail: its zygote (control socket) and the current child (pipes).
 
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    if _IN_PROGRAM:
-        raise _CallTimeout()
-
-
-# Linux constants for _isolate (<sched.h>, <sys/mount.h>, <linux/mount.h>, <sys/prctl.h>).
-_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 0x1, 0x2, 0x4, 0x8, 0x20, 0x1000
-_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
-_SYS_MOUNT_SETATTR = 442  # one number on every architecture (syscalls added since 5.1 share them)
-_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
-_PR_SET_NO_NEW_PRIVS = 38
-ISOLATION_KEYS = ("network_namespace", "read_only_filesystem", "proc_hidden", "no_new_privileges")
-
-
-def _isolate() -> dict[str, bool]:
-    """Put this worker in what OS isolation an unprivileged Linux process can have; say what held.
-
-    Fresh user + mount + network namespaces (``unshare``, as ``unshare -rmn`` does): the
-    network namespace has only a loopback device that is down; in the mount namespace
-    ``/proc`` is covered by an empty read-only tmpfs (no other process's environment or
-    memory to read) and every mount is made read-only (no file can be created, changed
-    or removed). Each step is skipped, and reported ``False``, where the kernel refuses
-    it (user namespaces disabled, a seccomp policy, no ``mount_setattr`` before 5.12).
-    Must run while the process is single-threaded and before anything needs ``/proc``.
+    Every job gets a fresh child (:meth:`fresh`): a program that took over its process
+    is gone with its job, whatever it did to it.
     """
-    held = dict.fromkeys(ISOLATION_KEYS, False)
-    if not sys.platform.startswith("linux"):
-        return held
-    libc = ctypes.CDLL(None, use_errno=True)
-    held["no_new_privileges"] = libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
-    uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWNET) != 0:
-        return held
-    held["network_namespace"] = True
-    try:  # map our own ids, as unprivileged unshare may (kept as they were: files stay readable)
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
-    except OSError:
-        pass
-    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        return held  # keep the mounts as they are rather than propagate anything out
-    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    held["proc_hidden"] = libc.mount(b"none", b"/proc", b"tmpfs", flags, b"size=4k,mode=555") == 0
-    attr = struct.pack("QQQQ", _MOUNT_ATTR_RDONLY, 0, 0, 0)  # struct mount_attr: set, clear, propagation, userns
-    held["read_only_filesystem"] = libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, b"/", _AT_RECURSIVE, attr, len(attr)) == 0
-    if not held["read_only_filesystem"]:  # older kernels: at least the root file system
-        libc.mount(None, b"/", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY, None)
-    return held
 
+    def __init__(self, benchmark: str, interface: str, role: str, memory_mb: int, isolation: str):
+        self.key = (benchmark, interface, role, memory_mb, isolation)
+        self.role, self.isolation = role, isolation
+        self.layers: dict[str, bool] = {}
+        self.slots: set[int] = set()
+        self._process: subprocess.Popen | None = None
+        self._control: socket.socket | None = None
+        self._in = self._out = -1  # the current child's pipes (our ends)
+        self._start(benchmark, interface, role, memory_mb, isolation)
 
-def _prepare_worker(memory_mb: int) -> dict[str, bool]:
-    """Isolate this process (already in its own session): namespaces, limits, silence, warm imports, audit hook.
+    # -- the zygote ---------------------------------------------------------------------
+    def _start(self, benchmark: str, interface: str, role: str, memory_mb: int, isolation: str) -> None:
+        use_bwrap = jail.bwrap_path() is not None
+        if not use_bwrap and isolation == "full":
+            raise IsolationUnavailable(
+                "bubblewrap (bwrap) is not installed, so a role program would run without namespaces; install it "
+                "(Debian/Ubuntu: apt install bubblewrap) or accept reduced isolation explicitly "
+                "(Limits(isolation='reduced'), relic learn --allow-reduced-isolation)")
+        layers = self._spawn(benchmark, interface, role, memory_mb, use_bwrap)
+        if layers is None and use_bwrap and isolation == "reduced":  # the kernel refused bwrap: run with what is left
+            layers = self._spawn(benchmark, interface, role, memory_mb, False)
+        if layers is None:
+            self.kill()
+            if use_bwrap:
+                raise IsolationUnavailable(
+                    "the jailed role worker did not start; user namespaces may be disabled on this machine "
+                    "(sysctl kernel.unprivileged_userns_clone, or AppArmor's "
+                    "kernel.apparmor_restrict_unprivileged_userns). Accept reduced isolation explicitly to run anyway")
+            raise RuntimeError(f"the role worker did not start; check that `{sys.executable} -c "
+                               "'import relic_learner.role_worker'` works")
+        self.layers = layers
+        self._require({k: v for k, v in layers.items() if k not in _CHILD_LAYERS})  # the child sets those
 
-    Returns what :func:`_isolate` could do.
-    """
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the worker
-    sys.stderr = sys.stdout
-    warnings.simplefilter("ignore")
-    # numpy loads some submodules lazily; load them now, while imports are allowed.
-    import numpy.fft  # noqa: F401
-    import numpy.linalg  # noqa: F401
-    import numpy.ma  # noqa: F401
-    import numpy.polynomial  # noqa: F401
+    def _spawn(self, benchmark: str, interface: str, role: str, memory_mb: int, use_bwrap: bool) -> dict | None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        args = ["-c", _ROLE_CODE, str(theirs.fileno()), benchmark, interface, role, str(memory_mb),
+                json.dumps(jail.namespace_ids())]
+        command = jail.bwrap_command(args) if use_bwrap else [sys.executable, *args]
+        self._process = subprocess.Popen(command, pass_fds=(theirs.fileno(),), start_new_session=True,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, env=_worker_env())
+        theirs.close()
+        self._control = ours
+        reply = self._ask_zygote(None, START_TIMEOUT_S)
+        layers = reply.get("ready") if reply is not None else None
+        if type(layers) is not dict or set(layers) != set(LAYERS) or not all(type(v) is bool for v in layers.values()):
+            self.kill()
+            return None
+        return layers
 
-    base = _address_space()  # reads /proc, which _isolate hides
-    isolation = _isolate()
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails with EFBIG instead
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = base + memory_mb * 2**20
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    sys.addaudithook(_audit)
-    return isolation
-
-
-def _address_space() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[0]) * resource.getpagesize()
-
-
-class _ModuleGuard:
-    """Detects and undoes changes a program made to the shared numpy/math modules."""
-
-    def __init__(self) -> None:
-        self._modules = [np, math, np.linalg, np.fft, np.ma, np.polynomial, np.lib]
-        self._snapshots = [dict(vars(m)) for m in self._modules]
-
-    def tampered(self) -> bool:
-        changed = False
-        for module, snapshot in zip(self._modules, self._snapshots):
-            current = vars(module)
-            if len(current) != len(snapshot) or any(current.get(k) is not v for k, v in snapshot.items()):
-                current.clear()
-                current.update(snapshot)
-                changed = True
-        return changed
-
-
-def _refuse(self: Any, *args: Any, **kwargs: Any) -> None:
-    raise ValueError(f"this {type(self).__mro__[1].__name__} is a read-only input")
-
-
-class _ReadOnlyList(list):
-    """A list input: reads as a list, refuses in-place changes (reported as mutation)."""
-
-    __slots__ = ()
-    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-
-
-class _ReadOnlyDict(dict):
-    """A dict input: reads as a dict, refuses in-place changes (reported as mutation)."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _refuse
-
-
-def _frozen(value: Any) -> Any:
-    """A fresh input made read-only: arrays flagged read-only, lists and dicts that refuse changes.
-
-    Inputs are fresh copies anyway, so a change could not reach the simulator; refusing
-    it makes the program's attempt visible (reason ``mutation``) at no per-call cost.
-    """
-    if isinstance(value, np.ndarray):
-        # Inputs are fresh copies made for this call, so marking them read-only is
-        # enough; the validator forbids ``setflags``/``flags``, the only way back.
-        value.setflags(write=False)
-        return value
-    kind = type(value)
-    if kind is dict:
-        return _ReadOnlyDict((k, v if type(v) in _PASS_THROUGH else _frozen(v)) for k, v in value.items())
-    if kind is list:
-        return _ReadOnlyList(v if type(v) in _PASS_THROUGH else _frozen(v) for v in value)
-    return value  # scalars and tuples (immutable; what a tuple holds is a fresh copy anyway)
-
-
-_PASS_THROUGH = frozenset({int, float, bool, str, tuple, type(None), np.float64, np.int64})
-
-
-_NUMPY_ERRORS = np.geterr()  # numpy's defaults (underflow ignored), restored for every instance
-_PLAIN_SCALARS = (int, float, bool, str, type(None))
-MAX_RETURN_ITEMS = 1_000_000
-MAX_MESSAGE_CHARS = 500  # of a program's exception message, in a status detail
-
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """``value`` reduced to plain data, or ``InvalidReturn('type')``.
-
-    Exact types only: a program-defined subclass could run code when the simulator
-    compares or converts it, outside the time limit.
-    """
-    kind = type(value)
-    if kind is np.ndarray:
-        if value.dtype.hasobject or value.size > MAX_RETURN_ITEMS:
-            raise InvalidReturn("type", f"returned array of dtype {value.dtype} and size {value.size} is not allowed")
-        return np.array(value)
-    if kind in _PLAIN_SCALARS or (isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, np.object_)):
-        return value
-    if depth > 8:
-        raise InvalidReturn("type", "returned value nests deeper than 8 levels")
-    if kind in (list, tuple):
-        if len(value) > MAX_RETURN_ITEMS:
-            raise InvalidReturn("type", f"returned {kind.__name__} of {len(value)} items")
-        return kind(_plain(v, depth + 1) for v in value)
-    if kind is dict:
-        return {_plain(k, depth + 1): _plain(v, depth + 1) for k, v in value.items()}
-    raise InvalidReturn("type", f"returned an object of type {kind.__name__}; return plain data")
-
-
-def _describe(exc: BaseException) -> tuple[str, str]:
-    """The status reason and detail of an exception raised under the guard.
-
-    Runs under the guard too: ``str(exc)`` may run code the program chose (the
-    ``__str__``/``__repr__`` of what it put in the exception). If that raises or is cut
-    by the alarm, the detail is the type name alone.
-    """
-    if isinstance(exc, _CallTimeout):
-        return "timeout", "the call exceeded its time limit"
-    if isinstance(exc, _Blocked):
-        return "forbidden", str(exc)  # our own message
-    if isinstance(exc, InvalidReturn):
-        return exc.reason, str(exc).removeprefix(f"{exc.reason}: ")  # raised by _plain: ours too
-    if isinstance(exc, MemoryError):
-        return "memory", "the program exceeded the memory limit"
-    name = type(exc).__name__
-    try:
-        message = str(exc)[:MAX_MESSAGE_CHARS]
-    except BaseException:  # noqa: BLE001 - the alarm, or whatever the formatting raised
-        message = None
-    if type(name) is not str or type(message) is not str:
-        return "exception", f"{name if type(name) is str else 'exception'} (message not shown)"
-    if isinstance(exc, ValueError) and ("read-only" in message or "WRITEABLE" in message):
-        return "mutation", f"the program wrote to an input: {message}"
-    return "exception", f"{name}: {message}"
-
-
-def _guarded_call(function: Any, args: tuple, kwargs: dict, call_s: float, finish: Any = None) -> Any:
-    """Run untrusted code under the time limit and audit hook; raise InvalidReturn on failure.
-
-    Everything that may run program code happens inside the guard: the call, ``finish``
-    (which turns the return value into plain data, so a refused value is dropped
-    there), and describing a failure (``str`` of the program's exception). Outside it
-    only our own strings remain.
-    """
-    global _IN_PROGRAM
-    failure = None
-    try:
+    def _ask_zygote(self, command: str | None, timeout: float, fds: tuple[int, ...] = ()) -> dict | None:
+        """Send a control command (with file descriptors) and read the zygote's one-line JSON reply."""
+        control = self._control
+        if control is None:
+            return None
         try:
-            signal.setitimer(signal.ITIMER_REAL, call_s, 0.05)  # re-fires until cleared
-            _IN_PROGRAM = True
+            control.settimeout(timeout)
+            if command is not None:
+                socket.send_fds(control, [command.encode()], list(fds))
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = control.recv(4096)
+                if not chunk or len(line) > 65536:
+                    return None
+                line += chunk
+            reply = json.loads(line)
+        except (OSError, ValueError):
+            return None
+        return reply if type(reply) is dict else None
+
+    def _require(self, layers: dict[str, bool]) -> None:
+        refused = [k for k in LAYERS if k in layers and not layers[k]]
+        if refused and self.isolation == "full":
+            self.kill()
+            raise IsolationUnavailable(
+                f"the role worker's isolation is incomplete (refused: {', '.join(refused)}); untrusted programs "
+                "are not run unless reduced isolation is accepted explicitly (Limits(isolation='reduced'), "
+                "relic learn --allow-reduced-isolation)")
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None and self._control is not None
+
+    # -- the child ------------------------------------------------------------------------
+    def fresh(self) -> None:
+        """A new child on new pipes (the previous one is killed and reaped by the zygote first)."""
+        self._close_pipes()
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        reply = self._ask_zygote("fork", START_TIMEOUT_S, (to_child_r, from_child_w))
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._in, self._out = from_child_r, to_child_w
+        os.set_blocking(self._in, False)
+        os.set_blocking(self._out, False)
+        if reply is None or "forked" not in reply:
+            self.kill()
+            raise _Lost("exception", "the role worker's zygote did not answer")
+        try:  # the child's first words come before it reads any program: trusted
+            hello = json.loads(channel.read_frame(self._in, 4096, time.monotonic() + START_TIMEOUT_S))
+            held = hello["child"]
+            assert set(held) == {"seccomp", "rlimits"} and all(type(v) is bool for v in held.values())
+        except (OSError, EOFError, ValueError, KeyError, TypeError, AssertionError, channel.ChannelError,
+                channel.FrameTimeout):
+            self.kill()
+            raise _Lost("exception", "a fresh role worker did not start") from None
+        self.layers = {**self.layers, **held}
+        self._require(held)
+
+    def send(self, message: Any, deadline: float) -> None:
+        """Pickle ``message`` to the child; a child that stops reading is cut off at ``deadline``."""
+        try:
+            channel.write_frame(self._out, pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), deadline)
+        except (OSError, channel.FrameTimeout):
+            pass  # a dead or stalled child: the reply's read reports it
+
+    def receive(self, n_answers: int, deadline: float) -> list[tuple[bool, Any]]:
+        """The reply to the last message, checked; :class:`_Lost` (the child reaped) for anything else."""
+        try:
+            raw = channel.read_frame(self._in, channel.MAX_REPLY_BYTES, deadline)
+            return channel.decode_reply(raw, n_answers)
+        except channel.FrameTimeout:
+            self.reap()
+            raise _Lost("timeout", "the role worker did not answer within its time limit") from None
+        except (EOFError, OSError):
+            raise _Lost(*_death(self.reap())) from None
+        except channel.ChannelError as exc:
+            self.reap()
+            raise _Lost("protocol", f"the role worker sent a malformed reply: {exc}") from None
+
+    def reap(self) -> int | None:
+        """Kill and reap the current child (the zygote does it; it is the parent); its exit status."""
+        self._close_pipes()
+        reply = self._ask_zygote("reap", 10.0)
+        if reply is None or "status" not in reply:
+            self.kill()  # a zygote that does not answer goes, with everything in its namespace
+            return None
+        status = reply["status"]
+        return status if type(status) is int else None
+
+    def _close_pipes(self) -> None:
+        for fd in (self._in, self._out):
+            if fd >= 0:
+                os.close(fd)
+        self._in = self._out = -1
+        self.slots = set()
+
+    def kill(self) -> None:
+        """SIGKILL the jail's process group (bwrap and, with its namespace, everything in it) and reap it."""
+        self._close_pipes()
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._process is None:
+            return
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self._process = None
+
+    def close(self) -> None:
+        self.kill()
+
+
+def _death(code: int | None) -> tuple[str, str]:
+    """A dead child's failure, from the exit status its zygote reaped."""
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        if -code == signal.SIGKILL:
+            return "memory", "role worker killed by SIGKILL (likely the kernel's out-of-memory killer)"
+        return "exception", f"role worker crashed with {name}"
+    if code is not None and code > 128 and code - 128 in signal.Signals._value2member_map_:
+        return "exception", f"role worker crashed with {signal.Signals(code - 128).name}"
+    return "exception", f"role worker exited with status {code}"
+
+
+class _Referee:
+    """Plays jobs: the simulator here, each role's program in its own jailed worker."""
+
+    def __init__(self, progress: Any):
+        self.progress = progress
+        self.workers: dict[str, _RoleProcess] = {}
+        self.isolation: dict[str, bool] = {}
+        self.lost = 0  # role workers killed (deadline, crash, malformed reply) in the current job
+
+    def _worker(self, job: Job, role: str) -> _RoleProcess:
+        key = (job.benchmark, job.interface, role, job.memory_mb, job.isolation)
+        worker = self.workers.get(role)
+        if worker is None or worker.key != key or not worker.alive:
+            if worker is not None:
+                worker.kill()
+            worker = self.workers[role] = _RoleProcess(*key)
+        return worker
+
+    def close(self) -> None:
+        for worker in self.workers.values():
+            worker.close()
+
+    def _load(self, job: Job, roles: list[str], slots: list[int]) -> dict[str, tuple[str, str] | None]:
+        """A fresh child per role, holding its program for ``slots``; per role ``None`` or (reason, detail)."""
+        failures: dict[str, tuple[str, str] | None] = {}
+        sent = []
+        for role in roles:
+            worker = self._worker(job, role)
             try:
-                value = function(*args, **kwargs)
-                if finish is not None:
-                    value = finish(value)
-            except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from programs too
-                value = None  # a refused value goes here, under the guard
-                failure = _describe(exc)
-            # the program's exception and the frames it holds are released here, still under the guard
-        finally:
-            _IN_PROGRAM = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except BaseException as exc:  # noqa: BLE001 - the alarm fired in our own code at the end of the call
-        # What this may release outside the guard are objects of builtin types only
-        # (programs cannot define classes), whose release runs no program code.
-        if failure is None:
-            failure = _describe(exc if isinstance(exc, _CallTimeout | MemoryError) else _CallTimeout())
-    if failure is not None:
-        raise InvalidReturn(*failure)
-    return value
+                worker.fresh()
+                for name, held in worker.layers.items():
+                    self.isolation[name] = self.isolation.get(name, True) and held
+            except _Lost as lost:
+                self.lost += 1
+                failures[role] = (lost.reason, f"while loading: {lost.detail}")
+                continue
+            # Loading checks the text once and runs the module once per instance (each under the call limit).
+            deadline = time.monotonic() + 2 * len(slots) * job.call_s + _LOAD_SLACK_S
+            worker.send(("load", job.sources[role], slots, job.call_s, (job.inject or {}).get(role)), deadline)
+            sent.append((role, deadline))
+        for role, deadline in sent:  # the roles load side by side
+            worker = self.workers[role]
+            try:
+                ((ok, value),) = worker.receive(1, deadline)
+                failures[role] = None if ok else (value[0], f"while loading: {value[1]}")
+            except _Lost as lost:
+                self.lost += 1
+                failures[role] = (lost.reason, f"while loading: {lost.detail}")
+            if failures[role] is None:
+                worker.slots = set(slots)
+        return failures
 
+    def play(self, job: Job) -> tuple[list[RolloutResult], dict[str, int]]:
+        bench = get_benchmark(job.benchmark)
+        signatures = bench.signatures(job.interface)
+        programs = [r for r in bench.roles if job.sources.get(r) is not None]
+        n = len(job.instances)
+        results: list[RolloutResult | None] = [None] * n
+        calls = dict.fromkeys(programs, 0)
+        failed = self._load(job, programs, list(range(n)))
+        for role in programs:  # a program that does not load voids every instance (first role in order wins)
+            if failed[role] is not None:
+                for k in range(n):
+                    if results[k] is None:
+                        results[k] = RolloutResult(None, None, 0, Invalid(role, *failed[role]))
+        if all(r is not None for r in results):
+            return results, calls
+        references = {k: {r: bench.reference_policy(r, job.interface) for r in bench.roles if r not in programs}
+                      for k in range(n)}
+        games = {k: play_requests(bench, job.instances[k], job.interface) for k in range(n)}
+        asked: dict[int, dict[str, Any]] = {}
+        for k, game in games.items():
+            self._advance(k, game, None, asked, results)
+        while asked:
+            answers: dict[int, dict[str, Any]] = {k: {} for k in asked}
+            waiting = []
+            for role in programs:
+                requests = [(k, signatures[role].to_kwargs(obs[role])) for k, obs in asked.items() if role in obs]
+                if requests:
+                    waiting.append((role, requests, self._send_act(job, role, requests)))
+                    calls[role] += len(requests)
+            for k, obs in asked.items():  # fixed reference behaviour: trusted, played here
+                for role, observation in obs.items():
+                    if role not in programs:
+                        answers[k][role] = _ask(references[k][role], observation)
+            for role, requests, deadline in waiting:
+                self.progress[1] = "ABC".index(role) if role in "ABC" else -1
+                for (k, _), answer in zip(requests, self._replies(role, requests, deadline)):
+                    answers[k][role] = answer
+            self.progress[1] = -1
+            for k in list(asked):
+                self._advance(k, games[k], answers[k], asked, results)
+        return results, calls
 
-class _Stats:
-    """Program calls per role in one job (reported with the results)."""
+    def _send_act(self, job: Job, role: str, requests: list[tuple[int, Any]]) -> float | tuple[str, str]:
+        """Send one step's requests to ``role``'s worker (restarted and reloaded if it was lost).
 
-    def __init__(self) -> None:
-        self.calls: dict[str, int] = {}
+        Returns the reply's deadline, or the (reason, detail) of a reload that failed.
+        """
+        worker = self.workers.get(role)
+        if worker is None or not worker.alive or not {k for k, _ in requests} <= worker.slots:
+            failure = self._reload(job, role, sorted({k for k, _ in requests}))
+            if failure is not None:
+                return failure
+            worker = self.workers[role]
+        deadline = time.monotonic() + 2 * len(requests) * job.call_s + _SLACK_S
+        worker.send(("act", requests), deadline)
+        return deadline
 
-    def add(self, role: str) -> None:
-        self.calls[role] = self.calls.get(role, 0) + 1
+    def _reload(self, job: Job, role: str, slots: list[int]) -> tuple[str, str] | None:
+        """A fresh child for ``role`` after a loss, holding the program for the instances still playing."""
+        return self._load(job, [role], slots)[role]
 
-
-class _GuardedPolicy:
-    """A program as a policy: fresh read-only inputs, limits, plain-data returns."""
-
-    def __init__(self, function: Any, signature: Any, role: str, call_s: float, stats: _Stats, progress: Any):
-        self.function, self.signature, self.role = function, signature, role
-        self.call_s, self.stats, self.progress = call_s, stats, progress
-        self._role_index = "ABC".index(role) if role in "ABC" else -1
-
-    def __call__(self, obs: Mapping[str, Any]) -> Any:
-        self.progress[1] = self._role_index
-        kwargs = {k: _frozen(v) for k, v in self.signature.to_kwargs(obs).items()}
-        value = _guarded_call(self.function, (), kwargs, self.call_s, finish=_plain)
-        self.stats.add(self.role)
-        return value
-
-
-def _load(source: str, signature: Any, call_s: float, cache: dict) -> Any:
-    """Check (once per source) and execute the module (afresh, under the limits)."""
-    key = (signature.role, source)
-    if key not in cache:
+    def _replies(self, role: str, requests: list[tuple[int, Any]], deadline: float | tuple[str, str]) -> list[Any]:
+        """One answer per request: the decoded action, or an InvalidReturn naming what went wrong."""
+        if isinstance(deadline, tuple):
+            return [InvalidReturn(*deadline)] * len(requests)
         try:
-            code = compile(check_source(source, signature), f"<role {signature.role}>", "exec")
-            _TRUSTED_CODE.add(code)
-            cache[key] = code
-        except ProgramError as exc:
-            cache[key] = exc
-        except (RecursionError, MemoryError):  # check_source bounds the depth; a backstop
-            cache[key] = ProgramError("syntax", "the program is too deeply nested to compile")
-    code = cache[key]
-    if isinstance(code, ProgramError):
-        raise InvalidReturn(code.reason, str(code).removeprefix(f"{code.reason}: "))
-    return _guarded_call(load_function, (code, signature), {}, call_s)
+            replies = self.workers[role].receive(len(requests), deadline)
+        except _Lost as lost:
+            self.lost += 1
+            return [InvalidReturn(lost.reason, lost.detail)] * len(requests)
+        return [value if ok else InvalidReturn(*value) for ok, value in replies]
+
+    @staticmethod
+    def _advance(k: int, game: Any, answers: dict[str, Any] | None, asked: dict, results: list) -> None:
+        try:
+            asked[k] = next(game) if answers is None else game.send(answers)
+        except StopIteration as stop:
+            asked.pop(k, None)
+            results[k] = stop.value
 
 
 # ----------------------------------------------------------------------------------
-# The wire format, worker -> parent. Plain JSON of a fixed shape, so nothing a worker
-# sends can make the parent run code (pickle would: issue 22).
+# The wire format, referee -> orchestrator. Plain JSON of a fixed shape: the referee
+# runs no program, but it is another process, and nothing from one is unpickled.
 # ----------------------------------------------------------------------------------
 
 MAX_MESSAGE_BYTES = 64 * 1024  # a result is well under 4 KiB
@@ -470,18 +501,19 @@ def _is_calls(value: Any) -> bool:
 
 
 def _is_isolation(value: Any) -> bool:
-    return type(value) is dict and set(value) == set(ISOLATION_KEYS) and all(type(v) is bool for v in value.values())
+    return type(value) is dict and set(value) <= set(ISOLATION_KEYS) and all(type(v) is bool for v in value.values())
 
 
 _SCHEMA = {
-    "ready": {"pid": _is_int, "isolation": _is_isolation},
+    "ready": {"pid": _is_int},
     "result": {"index": _is_int, "objective": _is_number_or_none, "score": _is_number_or_none, "steps": _is_int, "invalid": _is_invalid},
-    "done": {"calls": _is_calls, "tampered": lambda v: type(v) is bool},
+    "done": {"calls": _is_calls, "isolation": _is_isolation, "restarts": _is_int},
+    "refused": {"detail": lambda v: type(v) is str and len(v) <= MAX_DETAIL_CHARS},
 }
 
 
 class ProtocolError(Exception):
-    """A worker's message that is not one of the messages of :data:`_SCHEMA`."""
+    """A referee's message that is not one of the messages of :data:`_SCHEMA`."""
 
 
 def _encode(kind: str, **fields: Any) -> bytes:
@@ -489,7 +521,7 @@ def _encode(kind: str, **fields: Any) -> bytes:
 
 
 def decode_message(raw: bytes) -> dict[str, Any]:
-    """A worker's message, checked against the schema; ``ProtocolError`` for anything else."""
+    """A referee's message, checked against the schema; ``ProtocolError`` for anything else."""
     try:
         message = json.loads(raw)
     except Exception as exc:  # noqa: BLE001 - ValueError, RecursionError, MemoryError: all the sender's fault
@@ -522,66 +554,38 @@ def _result_of(message: dict[str, Any]) -> RolloutResult:
     return RolloutResult(message["objective"], message["score"], message["steps"], None if invalid is None else Invalid(*invalid))
 
 
-def _play_job(job: Job, conn: Any, progress: Any, guard: _ModuleGuard, trees: dict) -> bool:
-    """Play every instance of ``job``, sending each result as it completes; True if modules were tampered."""
-    bench = get_benchmark(job.benchmark)
-    signatures = bench.signatures(job.interface)
-    stats = _Stats()
-    for index, instance in enumerate(job.instances):
-        progress[0], progress[1] = index, -1
-        np.seterr(**_NUMPY_ERRORS)  # a program may have changed numpy's error state
-        team: dict[str, Any] = {}
-        result = None
-        for role in bench.roles:
-            source = job.sources.get(role)
-            if source is None:
-                team[role] = bench.reference_policy(role, job.interface)
-                continue
-            try:
-                progress[1] = "ABC".index(role)
-                function = _load(source, signatures[role], job.call_s, trees)
-            except InvalidReturn as exc:
-                result = RolloutResult(None, None, 0, Invalid(role, exc.reason, f"while loading: {exc}"))
-                break
-            team[role] = _GuardedPolicy(function, signatures[role], role, job.call_s, stats, progress)
-        if result is None:
-            (result,) = rollout(bench, team, [instance], interface=job.interface)
-        conn.send_bytes(_result_message(index, result))
-    # Validated programs cannot assign attributes, so this is a backstop: checked once
-    # per job; the parent voids the whole job and replaces the worker if it trips.
-    tampered = guard.tampered()
-    conn.send_bytes(_encode("done", calls=stats.calls, tampered=tampered))
-    return tampered
-
-
-def _worker_main(conn: Any, memory_mb: int, progress: Any) -> None:
-    isolation = _prepare_worker(memory_mb)
-    guard = _ModuleGuard()
-    trees: dict = {}
-    conn.send_bytes(_encode("ready", pid=os.getpid(), isolation=isolation))
+def _referee_main(conn: Any, progress: Any) -> None:
+    referee = _Referee(progress)
+    conn.send_bytes(_encode("ready", pid=os.getpid()))
     while True:
         try:
-            message = conn.recv()  # a pickled Job from the parent, which the worker trusts
+            job = conn.recv()  # a pickled Job from the orchestrator, which the referee trusts
         except (EOFError, OSError):
-            return  # the parent is gone
-        if message is None:
-            return
-        if _play_job(message, conn, progress, guard, trees):
-            return  # a tampered worker is not reused; the parent starts a fresh one
-        if len(trees) > 256:
-            trees.clear()
-            _TRUSTED_CODE.clear()
+            break  # the orchestrator is gone
+        if job is None:
+            break
+        progress[0], progress[1] = 0, -1
+        referee.lost = 0
+        try:
+            results, calls = referee.play(job)
+        except IsolationUnavailable as exc:
+            conn.send_bytes(_encode("refused", detail=str(exc)[:MAX_DETAIL_CHARS]))
+            continue
+        for index, result in enumerate(results):
+            conn.send_bytes(_result_message(index, result))
+        conn.send_bytes(_encode("done", calls=calls, isolation=referee.isolation, restarts=referee.lost))
+    referee.close()
 
 
 def _worker_entry() -> None:
-    """``python -c`` entry of a worker: ``argv = [read_fd, write_fd, progress_fd, memory_mb]``."""
-    read_fd, write_fd, progress_fd, memory_mb = (int(a) for a in sys.argv[1:5])
+    """``python -c`` entry of a referee: ``argv = [read_fd, write_fd, progress_fd]``."""
+    read_fd, write_fd, progress_fd = (int(a) for a in sys.argv[1:4])
     conn = Connection(read_fd, writable=False)
     out = Connection(write_fd, readable=False)
     shared = mmap.mmap(progress_fd, _PROGRESS_BYTES)
-    os.close(progress_fd)  # the mapping stays; no file is left open for writing
+    os.close(progress_fd)
     progress = np.frombuffer(shared, dtype=np.int32, count=2)
-    _worker_main(_Duplex(conn, out), memory_mb, progress)
+    _referee_main(_Duplex(conn, out), progress)
 
 
 class _Duplex:
@@ -615,7 +619,7 @@ class _Duplex:
 # ----------------------------------------------------------------------------------
 
 _PROGRESS_BYTES = 8  # two int32: instance index within the job, role index (0..2, -1 none)
-_WORKER_CODE = "from relic_learner.sandbox import _worker_entry; _worker_entry()"
+_WORKER_CODE = "from relic_learner.sandbox import _worker_entry; _worker_entry()"  # a referee
 # What a worker inherits from this process's environment: how to run Python and read
 # text, nothing else (no API keys, tokens, proxies, credentials paths).
 _INHERITED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH", "PYTHONHOME", "TMPDIR")
@@ -632,6 +636,8 @@ def _worker_env() -> dict[str, str]:
     env["PYTHONHASHSEED"] = "0"  # str/bytes hashes, hence set iteration order, the same in every worker
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["JAX_PLATFORMS"] = "cpu"
+    if (library := jail.libseccomp_path()) is not None:
+        env["RELIC_LIBSECCOMP"] = library  # a role worker cannot run ldconfig in its jail to find it
     # A fresh process starts with glibc's dynamic mmap threshold at 128 KiB, so every
     # large temporary array is mmapped and unmapped (page faults on each allocation):
     # SHDS rollouts ran ~1.8x slower in a new worker than in a warmed-up process.
@@ -657,23 +663,24 @@ def _progress_memory() -> tuple[int, mmap.mmap]:
 
 
 class SandboxWorker:
-    """One sandbox process and its pipes; started on first use, replaced after a crash or kill.
+    """One referee process (and, through it, its jailed role workers): one slot of the pool.
 
-    The worker is a fresh interpreter (``subprocess`` in a new session), not a
+    The referee is a fresh interpreter (``subprocess`` in a new session), not a
     ``multiprocessing`` child: it never re-imports the caller's ``__main__`` and never
-    inherits the caller's threads, memory or environment.
+    inherits the caller's threads, memory or environment. It starts role workers as a
+    job needs them and keeps them for the next job of the same benchmark and role.
 
     Attributes
     ----------
     restarts:
-        How many times the process was replaced (kills, crashes, protocol failures).
+        How many processes were replaced: the referee (wall-limit kills, crashes) and
+        its role workers (missed deadlines, crashes, malformed replies).
     isolation:
-        What OS isolation the last started worker reported (keys :data:`ISOLATION_KEYS`);
-        empty before the first start.
+        The layers the role workers of the last job held (keys :data:`ISOLATION_KEYS`,
+        each ``True`` only if every worker held it); empty before a job ran a program.
     """
 
-    def __init__(self, memory_mb: int = 1024, start_timeout_s: float = 120.0):
-        self.memory_mb = memory_mb
+    def __init__(self, start_timeout_s: float = 120.0):
         self.start_timeout_s = start_timeout_s
         self.restarts = 0
         self.isolation: dict[str, bool] = {}
@@ -689,7 +696,7 @@ class SandboxWorker:
         from_child_r, from_child_w = os.pipe()
         self._progress[:] = -1
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_CODE, str(to_child_r), str(from_child_w), str(self._progress_fd), str(self.memory_mb)],
+            [sys.executable, "-c", _WORKER_CODE, str(to_child_r), str(from_child_w), str(self._progress_fd)],
             pass_fds=(to_child_r, from_child_w, self._progress_fd),
             start_new_session=True,  # own session and process group
             stdin=subprocess.DEVNULL,
@@ -710,7 +717,6 @@ class SandboxWorker:
                 f"sandbox worker did not start within {self.start_timeout_s} s (exit status {code}); "
                 f"check that `{sys.executable} -c 'import relic_learner.sandbox'` works"
             )
-        self.isolation = message["isolation"]
 
     @property
     def alive(self) -> bool:
@@ -782,55 +788,47 @@ class SandboxWorker:
     def _run(self, job: Job, deadline: float) -> tuple[list[RolloutResult], dict]:
         results: list[RolloutResult | None] = [None] * len(job.instances)
         stats: dict = {}
-        start = 0
-        while start < len(job.instances):
-            if time.monotonic() >= deadline:  # no fresh worker for a job already out of time
-                self._void(results, start, "timeout", "not run: wall limit reached")
-                return list(results), stats
-            if not self.alive:
-                if self._process is not None:
-                    self.kill()
-                self._start()
-            part = dataclasses.replace(job, instances=job.instances[start:])
-            try:
-                self._conn.send(part)
-            except OSError:
+        if not self.alive:
+            if self._process is not None:
+                self.kill()
+            self._start()
+        try:
+            self._conn.send(job)
+        except OSError:
+            self._replace()
+            self._void(results, 0, "exception", "the referee could not be reached")
+            return list(results), stats
+        while True:
+            message = self._receive(deadline)
+            if message is None:  # wall limit: nothing more runs in this job
+                role = self._culprit()
                 self._replace()
-                continue
-            while True:
-                message = self._receive(deadline)
-                if message is None:  # wall limit: nothing more runs in this job
-                    role, current = self._culprit(), self._current(start, len(results))
-                    self._replace()
-                    for i in range(start, len(results)):
-                        if results[i] is None:
-                            detail = "evaluation wall limit exceeded" if i == current else "not run: wall limit reached"
-                            results[i] = RolloutResult(None, None, 0, Invalid(role, "timeout", detail))
-                    return list(results), stats
-                if isinstance(message, dict) and message["kind"] == "result":
-                    index = start + message["index"]
-                    if start <= index < len(results) and results[index] is None:
-                        results[index] = _result_of(message)
-                        continue
-                    message = "malformed message from the sandbox worker: a result for an instance not asked for"
-                if isinstance(message, str):  # "crashed", or a protocol failure: the worker is not trusted further
-                    role, current = self._culprit(), self._current(start, len(results))
-                    self.kill()
-                    self.restarts += 1
-                    failure = self._death() if message == "crashed" else ("protocol", message)
-                    results[current] = RolloutResult(None, None, 0, Invalid(role, *failure))
-                    start = current + 1
-                    break
-                if message["kind"] != "done" or any(r is None for r in results[start:]):
-                    self._replace()  # out of order: void what is left of this job
-                    self._void(results, start, "protocol", "the worker's messages came out of order")
-                    return list(results), stats
-                stats = {"calls": message["calls"]}
-                if message["tampered"]:  # numpy/math were changed under the programs: nothing here is trusted
-                    self._replace()
-                    self._void(results, start, "mutation", "a program modified the numpy/math module", every=True)
+                self._void(results, 0, "timeout", "evaluation wall limit exceeded", role=role)
                 return list(results), stats
-        return list(results), stats
+            if isinstance(message, dict) and message["kind"] == "result":
+                index = message["index"]
+                if 0 <= index < len(results) and results[index] is None:
+                    results[index] = _result_of(message)
+                    continue
+                message = "malformed message from the referee: a result for an instance not asked for"
+            if isinstance(message, str):  # "crashed", or a protocol failure: replace the referee
+                role = self._culprit()
+                self.kill()
+                self.restarts += 1
+                failure = self._death() if message == "crashed" else ("protocol", message)
+                self._void(results, 0, *failure, role=role)
+                return list(results), stats
+            if message["kind"] == "refused":
+                raise IsolationUnavailable(message["detail"])
+            if message["kind"] != "done" or any(r is None for r in results):
+                self._replace()  # out of order: void what is left of this job
+                self._void(results, 0, "protocol", "the referee's messages came out of order")
+                return list(results), stats
+            stats = {"calls": message["calls"]}
+            self.restarts += message["restarts"]
+            if message["isolation"]:
+                self.isolation = message["isolation"]
+            return list(results), stats
 
     def _receive(self, deadline: float) -> dict | str | None:
         """The next checked message; ``None`` at the deadline, ``"crashed"``, or a protocol-failure text."""
@@ -848,21 +846,17 @@ class SandboxWorker:
                 return None  # the watchdog's kill ended a read that would not finish
             if isinstance(exc, EOFError) or not self.alive:
                 return "crashed"
-            return f"malformed message from the sandbox worker ({exc})"  # "bad message length"
+            return f"malformed message from the referee ({exc})"  # "bad message length"
         try:
             return decode_message(raw)
         except ProtocolError as exc:
-            return f"malformed message from the sandbox worker: {exc}"
+            return f"malformed message from the referee: {exc}"
 
     @staticmethod
-    def _void(results: list, start: int, reason: str, detail: str, every: bool = False) -> None:
+    def _void(results: list, start: int, reason: str, detail: str, role: str = "?") -> None:
         for i in range(start, len(results)):
-            if every or results[i] is None:
-                results[i] = RolloutResult(None, None, 0, Invalid("?", reason, detail))
-
-    def _current(self, start: int, n: int) -> int:
-        """The instance the worker was on (its own report, so clamped to this job)."""
-        return min(max(start + int(self._progress[0]), start), n - 1)
+            if results[i] is None:
+                results[i] = RolloutResult(None, None, 0, Invalid(role, reason, detail))
 
     def _culprit(self) -> str:
         role = int(self._progress[1])

@@ -75,8 +75,11 @@ class SearchConfig:
     replay_per_batch: int = 3
     seed: int = 0
     workers: int | None = None
+    isolation: str = "full"  # "reduced": run programs where the kernel refuses a layer (docs/learner.md)
 
     def __post_init__(self) -> None:
+        if self.isolation not in ("full", "reduced"):
+            raise InvalidConfig(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
         if self.env not in relic_envs.names():
             raise InvalidConfig(f"env must be one of {relic_envs.names()}, got {self.env!r}")
         get_benchmark(self.env).check_interface(self.interface)
@@ -160,7 +163,8 @@ class IsolatedSearch(StreamLoop, abc.ABC):
         self.stream = relic_envs.splits(config.env).train
         self.llm = llm or self._make_llm()
         self._own_evaluator = evaluator is None
-        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers)
+        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers,
+                                                    isolation=config.isolation)
         self.on_step = on_step
         if _state is None:
             self.run.write_json("config.json", dataclasses.asdict(config))

@@ -8,7 +8,7 @@ CLI and a return collected through PettingZoo agree.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -84,23 +84,55 @@ def rollout(
 def _play(bench: Benchmark, team: Mapping[str, Policy], instance: Instance, interface: str) -> RolloutResult:
     if hasattr(team, "reset"):
         team.reset(instance)
+    return drive(play_requests(bench, instance, interface), team)
+
+
+def _ask(policy: Policy, obs: Mapping[str, Any]) -> Any:
+    """A policy's action, or the exception it raised (a user policy's bug is that policy's action)."""
+    try:
+        return policy(obs)
+    except Exception as exc:  # noqa: BLE001 - play_requests judges it (voids the rollout, or the fallback)
+        return exc
+
+
+def drive(requests: Generator[dict[str, Any], dict[str, Any], RolloutResult], team: Mapping[str, Policy]) -> RolloutResult:
+    """Answer every request of :func:`play_requests` with ``team``'s policies; the rollout's result."""
+    try:
+        asked = next(requests)
+        while True:
+            asked = requests.send({role: _ask(team[role], obs) for role, obs in asked.items()})
+    except StopIteration as stop:
+        return stop.value
+
+
+def play_requests(bench: Benchmark, instance: Instance, interface: str = "paper",
+                  ) -> Generator[dict[str, Any], dict[str, Any], RolloutResult]:
+    """One rollout as a conversation: yields ``{role: observation}`` of the roles acting
+    this step, receives ``{role: action or Exception}``, returns the :class:`RolloutResult`.
+
+    The rules of a rollout live here once. :func:`rollout` answers from policies in
+    this process; the learner's sandbox answers many instances' requests at once from
+    isolated workers, so the simulator and the objective never run where a program does.
+    An exception as an answer is judged as a raising policy is: it voids the rollout
+    (naming the role; the first acting role in role order wins), or, where the
+    benchmark maps failures to a fallback (MAPP, MAS, CO), it is that fallback.
+    """
     episode = bench.new_episode(instance, interface)
     while not episode.done:
-        actions = {}
-        for role in bench.roles:
-            if not episode.acting(role):  # a busy machine, an agent back home: its program is not called
-                actions[role] = WAIT
-                continue
-            try:
-                actions[role] = team[role](episode.observe(role))
-            except Exception as exc:  # a user policy's bug voids its rollout (or is its action), not the batch
+        acting = [role for role in bench.roles if episode.acting(role)]  # a busy machine, an agent back home: not called
+        answers = yield {role: episode.observe(role) for role in acting}
+        actions = {role: WAIT for role in bench.roles if role not in acting}
+        for role in acting:
+            answer = answers[role]
+            if isinstance(answer, Exception):
                 if not bench.void_on_exception:
-                    actions[role] = exc  # the episode applies the benchmark's fallback (MAPP: depot)
+                    actions[role] = answer  # the episode applies the benchmark's fallback (MAPP: depot)
                     continue
-                if isinstance(exc, InvalidReturn):
-                    return RolloutResult(None, None, episode.step_count, Invalid(role, exc.reason, str(exc)))
-                detail = f"{type(exc).__name__}: {exc}"
+                if isinstance(answer, InvalidReturn):
+                    return RolloutResult(None, None, episode.step_count, Invalid(role, answer.reason, str(answer)))
+                detail = f"{type(answer).__name__}: {answer}"
                 return RolloutResult(None, None, episode.step_count, Invalid(role, "exception", detail))
+            actions[role] = answer
         invalid = episode.step(actions)
         if invalid is not None:
             return RolloutResult(None, None, episode.step_count, invalid)

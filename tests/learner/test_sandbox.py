@@ -4,12 +4,9 @@ reason, and the evaluation after it is still correct (issue 4, "Must show")."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 
 import pytest
 
@@ -133,36 +130,15 @@ def test_printing_megabytes_is_harmless(evaluator, seeds, instances, expected):
     assert [r.objective for r in result.results] == [r.objective for r in expected]
 
 
-def test_a_crashed_worker_is_replaced_and_the_batch_goes_on(seeds, instances, expected):
-    slow = seeds["A"].replace(
-        "    m, domain = delta.shape", "    s = 0\n    for i in range(200_000):\n        s += i\n    m, domain = delta.shape", 1
-    )
-    assert slow != seeds["A"]
-    with TeamEvaluator("dgc", workers=1, limits=Limits(call_s=5.0, wall_s=60.0)) as ev:
-        ev.evaluate({**seeds, "A": seeds["A"] + "\n# warm\n"}, instances)  # start the worker
-        (worker,) = ev._workers
-
-        def crash_during_first_instance():
-            deadline = time.monotonic() + 60
-            while worker._progress[0] != 0 and time.monotonic() < deadline:  # the warm run left it at 1
-                time.sleep(0.001)
-            os.kill(worker._process.pid, signal.SIGSEGV)
-
-        killer = threading.Thread(target=crash_during_first_instance)
-        killer.start()
-        result = ev.evaluate({**seeds, "A": slow}, instances)
-        killer.join()
-        assert result.status.reason == "exception" and "SIGSEGV" in result.status.detail
-        assert len(result.results) == 2 and result.results[1].valid  # the other instance still ran
-        assert ev.restarts == 1
-        again = ev.evaluate(seeds, instances)
-        assert [r.objective for r in again.results] == [r.objective for r in expected]
+# A crashed role worker: tests/learner/test_sandbox_attacks.py (it is that role's failure, and replaced).
 
 
 WORKER_HOOK_CHECK = """
-import sys
-from relic_learner import sandbox
-sandbox._prepare_worker(256)
+import signal, sys
+from relic_learner import role_worker as sandbox
+# Only the in-process guard (alarm + audit hook), no jail: what is checked is the guard.
+signal.signal(signal.SIGALRM, sandbox._on_alarm)
+sys.addaudithook(sandbox._audit)
 checks = {
     "open for write": lambda: open("/tmp/relic_hook_check", "w"),
     "open for read": lambda: open("/etc/hostname"),

@@ -1,0 +1,259 @@
+"""The one channel between trusted code and a role worker: its messages and their checks.
+
+A role worker runs untrusted program text and must be assumed to run arbitrary native
+code (docs/learner.md, "Threat model"). Whatever it sends is therefore data from an
+adversary: the referee (trusted) reads it with :func:`decode_reply`, which accepts one
+message shape only, bounded in size and made of numbers, booleans, short strings and
+containers of them. Anything else is the role's ``protocol`` failure. Nothing a worker
+sends is unpickled or executed, and nothing it sends is a score: the score is computed
+by the referee's simulator from these actions.
+
+Trusted -> worker messages are pickles (the worker trusts the referee; what a worker
+does with them cannot reach back).
+
+An action crosses as tagged JSON, so types survive exactly (the simulator's return
+contract tells ``int`` from ``float``, arrays from lists, and names the difference):
+
+======================  =============================================
+value                   wire form
+======================  =============================================
+``None``, bool, int,    itself
+float (NaN, inf too)
+str                     ``["s", text]``
+list / tuple            ``["l", [...]]`` / ``["t", [...]]``
+dict                    ``["d", [[key, value], ...]]``
+numpy array             ``["a", dtype, shape, flat values]``
+numpy scalar            ``["g", dtype, value]``
+======================  =============================================
+
+Only numeric and boolean numpy dtypes travel (no object, string, void or datetime).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+MAX_REPLY_BYTES = 16 * 2**20  # a batch of actions (a DCOP sweep of 50 instances is ~100 KB); more is a protocol failure
+MAX_ITEMS = 1_000_000  # values in one action (the old in-worker limit of a return value)
+MAX_DEPTH = 8  # nesting of one action
+MAX_DETAIL_CHARS = 2000
+# What a worker may say went wrong with a call. Its word only ever costs its own role.
+WORKER_REASONS = frozenset({"exception", "timeout", "memory", "forbidden", "mutation", "type", "syntax", "signature"})
+_DTYPE = re.compile(r"[<>|=]?(?:b1|[iu][1248]|f[248])")
+
+
+class ChannelError(Exception):
+    """A worker's message that is not a well-formed reply; the text says what was wrong."""
+
+
+# -- worker side: encode --------------------------------------------------------------
+
+class Unsendable(Exception):
+    """A program's return value that has no wire form (its role's ``type`` failure)."""
+
+
+def encode_value(value: Any, depth: int = 0) -> Any:
+    """``value`` in its wire form; :class:`Unsendable` for what is not plain data.
+
+    Exact types only: a program-defined subclass is refused, not converted.
+    """
+    kind = type(value)
+    if value is None or kind in (bool, int, float):
+        return value
+    if kind is str:
+        return ["s", value]
+    if kind is np.ndarray:
+        if value.dtype.kind not in "biuf" or value.size > MAX_ITEMS:
+            raise Unsendable(f"returned array of dtype {value.dtype} and size {value.size} is not allowed")
+        return ["a", value.dtype.str, list(value.shape), value.ravel().tolist()]
+    if isinstance(value, np.generic) and kind.__module__ == "numpy":
+        if value.dtype.kind not in "biuf":
+            raise Unsendable(f"returned a numpy scalar of dtype {value.dtype}")
+        return ["g", value.dtype.str, value.item()]
+    if depth >= MAX_DEPTH:
+        raise Unsendable(f"returned value nests deeper than {MAX_DEPTH} levels")
+    if kind in (list, tuple):
+        if len(value) > MAX_ITEMS:
+            raise Unsendable(f"returned {kind.__name__} of {len(value)} items")
+        return ["l" if kind is list else "t", [encode_value(v, depth + 1) for v in value]]
+    if kind is dict:
+        if len(value) > MAX_ITEMS:
+            raise Unsendable(f"returned dict of {len(value)} items")
+        return ["d", [[encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in value.items()]]
+    raise Unsendable(f"returned an object of type {kind.__name__}; return plain data")
+
+
+def encode_reply(answers: list[Any]) -> bytes:
+    """One batch reply: per request, ``["ok", wire value]`` or ``["fail", reason, detail]``."""
+    return json.dumps(answers, allow_nan=True, separators=(",", ":")).encode()
+
+
+# -- referee side: decode -------------------------------------------------------------
+
+class _Budget:
+    """Counts decoded values so one reply cannot make the referee build more than it allows."""
+
+    def __init__(self, items: int):
+        self.left = items
+
+    def take(self, n: int = 1) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise ChannelError("a reply holds more values than allowed")
+
+
+def _decode(wire: Any, depth: int, budget: _Budget) -> Any:
+    kind = type(wire)
+    if wire is None or kind in (bool, int, float):
+        budget.take()
+        return wire
+    if kind is not list or not wire or type(wire[0]) is not str:
+        raise ChannelError(f"not a wire value ({kind.__name__})")
+    tag, rest = wire[0], wire[1:]
+    if tag == "s" and len(rest) == 1 and type(rest[0]) is str:
+        budget.take()
+        return rest[0]
+    if tag == "a" and len(rest) == 3:
+        return _decode_array(*rest, budget)
+    if tag == "g" and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) in (bool, int, float):
+        budget.take()
+        return _numpy_scalar(rest[0], rest[1])
+    if depth >= MAX_DEPTH:
+        raise ChannelError(f"a value nests deeper than {MAX_DEPTH} levels")
+    if tag in ("l", "t") and len(rest) == 1 and type(rest[0]) is list:
+        budget.take()
+        items = [_decode(v, depth + 1, budget) for v in rest[0]]
+        return items if tag == "l" else tuple(items)
+    if tag == "d" and len(rest) == 1 and type(rest[0]) is list:
+        budget.take()
+        out = {}
+        for pair in rest[0]:
+            if type(pair) is not list or len(pair) != 2:
+                raise ChannelError("a dict entry is not a [key, value] pair")
+            key = _decode(pair[0], depth + 1, budget)
+            try:
+                out[key] = _decode(pair[1], depth + 1, budget)
+            except TypeError:  # an unhashable key (a list): not a value a program could return
+                raise ChannelError("a dict key is not hashable") from None
+        return out
+    raise ChannelError(f"unknown wire tag {tag[:8]!r}")
+
+
+def _checked_dtype(text: str) -> np.dtype:
+    if not _DTYPE.fullmatch(text):
+        raise ChannelError(f"dtype {text[:16]!r} may not cross the channel")
+    return np.dtype(text)
+
+
+def _numpy_scalar(dtype: str, value: Any) -> Any:
+    kind = _checked_dtype(dtype)
+    try:
+        return kind.type(value)
+    except (OverflowError, ValueError, TypeError):
+        raise ChannelError(f"{value!r} is not a value of dtype {kind}") from None
+
+
+def _decode_array(dtype: Any, shape: Any, flat: Any, budget: _Budget) -> np.ndarray:
+    if type(dtype) is not str or type(shape) is not list or type(flat) is not list:
+        raise ChannelError("a malformed array")
+    if len(shape) > 32 or not all(type(n) is int and 0 <= n <= MAX_ITEMS for n in shape):
+        raise ChannelError("a malformed array shape")
+    size = math.prod(shape)
+    if size != len(flat):
+        raise ChannelError(f"an array of shape {shape} carries {len(flat)} values")
+    budget.take(size)
+    if not all(type(v) in (bool, int, float) for v in flat):
+        raise ChannelError("an array carries a value that is not a number")
+    kind = _checked_dtype(dtype)
+    try:
+        return np.array(flat, dtype=kind).reshape(shape)
+    except (OverflowError, ValueError, TypeError):
+        raise ChannelError(f"an array's values do not fit dtype {kind}") from None
+
+
+def decode_reply(raw: bytes, n_requests: int) -> list[tuple[bool, Any]]:
+    """A worker's batch reply, checked: per request ``(True, action)`` or ``(False, (reason, detail))``.
+
+    Raises :class:`ChannelError` for anything but exactly ``n_requests`` well-formed answers.
+    """
+    if len(raw) > MAX_REPLY_BYTES:
+        raise ChannelError(f"a reply of {len(raw)} bytes (at most {MAX_REPLY_BYTES})")
+    try:
+        answers = json.loads(raw)
+    except (ValueError, RecursionError, MemoryError) as exc:  # all the sender's fault
+        raise ChannelError(f"not JSON ({type(exc).__name__})") from None
+    if type(answers) is not list or len(answers) != n_requests:
+        raise ChannelError(f"expected a list of {n_requests} answers")
+    budget = _Budget(MAX_ITEMS * max(1, n_requests))
+    out: list[tuple[bool, Any]] = []
+    for answer in answers:
+        if type(answer) is list and len(answer) == 2 and answer[0] == "ok":
+            try:
+                out.append((True, _decode(answer[1], 0, budget)))
+            except RecursionError:
+                raise ChannelError("a value nests too deeply") from None
+        elif (type(answer) is list and len(answer) == 3 and answer[0] == "fail" and answer[1] in WORKER_REASONS
+              and type(answer[2]) is str):
+            out.append((False, (answer[1], answer[2][:MAX_DETAIL_CHARS])))
+        else:
+            raise ChannelError("an answer is neither ['ok', value] nor ['fail', reason, detail]")
+    return out
+
+
+# -- framing: a 4-byte big-endian length, then the bytes --------------------------------
+
+class FrameTimeout(Exception):
+    """The other end did not send or take a whole frame before the deadline."""
+
+
+def _wait(fd: int, writing: bool, deadline: float | None) -> None:
+    import select
+    import time
+
+    if deadline is None:
+        return
+    remaining = deadline - time.monotonic()
+    ready = select.select([], [fd], [], max(0.0, remaining)) if writing else select.select([fd], [], [], max(0.0, remaining))
+    if not (ready[1] if writing else ready[0]):
+        raise FrameTimeout("deadline passed")
+
+
+def write_frame(fd: int, data: bytes, deadline: float | None = None) -> None:
+    """Write one frame; with a deadline, ``fd`` must be non-blocking (a reader that stops reading cannot stall us)."""
+    view = memoryview(len(data).to_bytes(4, "big") + data)
+    while view:
+        _wait(fd, True, deadline)
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            continue
+        view = view[written:]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks, left = [], n
+    while left:
+        _wait(fd, False, deadline)
+        try:
+            chunk = os.read(fd, min(left, 1 << 20))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            raise EOFError("the other end closed the pipe")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, max_bytes: int, deadline: float | None = None) -> bytes:
+    """Read one frame of at most ``max_bytes``; :class:`ChannelError` for a longer one, EOFError at the end."""
+    size = int.from_bytes(_read_exact(fd, 4, deadline), "big")
+    if size > max_bytes:
+        raise ChannelError(f"a message of {size} bytes announced (at most {max_bytes})")
+    return _read_exact(fd, size, deadline)

@@ -1,0 +1,308 @@
+"""The OS layers around a role worker: namespaces, a minimal read-only file system, no
+capabilities, a seccomp filter and rlimits (docs/learner.md, "Threat model").
+
+A role worker is assumed to run arbitrary native code once the first program has run,
+so nothing here may rely on the worker's good behaviour after that point: every layer
+is in place before the worker reads its first program, and none can be undone from
+inside.
+
+Two well-kept mechanisms do the work:
+
+- `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``) starts the worker
+  in fresh user, PID, network, IPC and UTS namespaces, as PID 2 under bwrap's own
+  init, in a new session, with every capability dropped and ``no_new_privs`` set. Its
+  file system holds only what Python needs to start (the interpreter's prefix, the
+  virtualenv, the two packages the worker imports, the shared-library directories),
+  bound read-only; ``/proc`` shows the sandbox's own processes only; ``/dev`` is a
+  read-only minimal set. When the parent dies, bwrap's init dies, and with it every
+  process of the namespace (orphans included).
+- `libseccomp <https://github.com/seccomp/libseccomp>`_, through the ``pyseccomp``
+  binding, loaded by the worker itself after its imports (:func:`apply_seccomp`):
+  EPERM for the mount family, ``unshare``/``setns``, ``ptrace``/``process_vm_*``,
+  ``kill`` of anything but itself, ``fork``/``clone``/``execve``, every socket call,
+  opening a file for writing and every call that changes the file system.
+
+:func:`layers` tells which layers a worker holds; it is measured by the worker at
+start, before any program has run, and compared with the parent's own namespaces by
+the referee (:func:`held`). Where a layer is refused (no ``bwrap``, user namespaces
+disabled by the kernel, no libseccomp), untrusted code is not run unless the caller
+accepted reduced isolation explicitly (``Limits(isolation="reduced")``, ``relic learn
+--allow-reduced-isolation``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from relic_envs.errors import RelicError
+
+# The layers a worker reports, in the order docs/learner.md lists them.
+LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "minimal_read_only_filesystem",
+          "no_capabilities", "no_new_privileges", "seccomp", "rlimits")
+_NAMESPACES = ("user", "pid", "net", "mnt", "ipc")
+
+
+class IsolationUnavailable(RelicError, RuntimeError):
+    """The kernel or the machine refused a layer and reduced isolation was not accepted."""
+
+
+# -- the parent's side: the command line --------------------------------------------
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _package_dir(name: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise IsolationUnavailable(f"cannot locate the package {name!r} to bind into the sandbox")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def readable_paths() -> list[str]:
+    """What a worker's file system holds: Python, its libraries, and the two packages it imports.
+
+    Deliberately not the project directory (a run's directory, with every role's
+    programs, may live under it), not ``/etc`` (beyond the loader's cache), not ``/tmp``
+    nor any home directory.
+    """
+    paths = {
+        Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve().parent,
+        Path(sysconfig.get_paths()["stdlib"]).resolve(), Path(sysconfig.get_paths()["purelib"]).resolve(),
+        Path(sysconfig.get_paths()["platlib"]).resolve(),
+        _package_dir("relic_envs"), _package_dir("relic_learner"), _package_dir("numpy").parent,
+    }
+    try:
+        import pyseccomp
+
+        paths.add(Path(pyseccomp.__file__).resolve().parent)
+    except ImportError:
+        pass
+    for lib in ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache"):
+        if os.path.exists(lib):
+            paths.add(Path(lib).resolve())
+    # A directory inside another one on the list is already there.
+    kept = sorted(str(p) for p in paths if p.exists())
+    return [p for p in kept if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in kept)]
+
+
+def bwrap_command(python_args: list[str]) -> list[str]:
+    """The ``bwrap`` command line that runs ``python python_args...`` in the jail."""
+    command = [
+        bwrap_path() or "bwrap",
+        "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    ]
+    paths = readable_paths()
+    for path in paths:
+        command += ["--ro-bind", path, path]
+    for link in ("/lib", "/lib64", "/bin"):  # merged-/usr systems: keep the loader's paths valid
+        if os.path.islink(link):
+            command += ["--symlink", os.readlink(link), link]
+    executable = str(Path(sys.executable).absolute())
+    if not any(Path(executable).is_relative_to(p) for p in paths):
+        command += ["--ro-bind", executable, executable]
+    command += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/"]
+    return [*command, "--", executable, *python_args]
+
+
+def namespace_ids() -> dict[str, int]:
+    """This process's namespace inode numbers (a worker in the same one shares the number)."""
+    out = {}
+    for name in _NAMESPACES:
+        try:
+            out[name] = os.stat(f"/proc/self/ns/{name}").st_ino
+        except OSError:
+            out[name] = -1
+    return out
+
+
+# -- the worker's side: measure, limit, filter --------------------------------------
+
+def _proc_status() -> dict[str, str]:
+    try:
+        with open("/proc/self/status") as f:
+            return dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+    except OSError:
+        return {}
+
+
+def _file_system_read_only() -> bool:
+    """True when neither the root nor any bound directory accepts a new file."""
+    probes = ["/", sys.prefix, os.path.dirname(os.path.dirname(__file__)), "/dev", "/proc"]
+    for directory in probes:
+        target = os.path.join(directory, f".relic-jail-probe-{os.getpid()}")
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError:
+            continue
+        os.close(fd)
+        os.unlink(target)
+        return False
+    return True
+
+
+def measure(parent_namespaces: dict[str, int]) -> dict[str, bool]:
+    """The layers this process holds now (before seccomp and rlimits, which it sets itself)."""
+    mine = namespace_ids()
+    status = _proc_status()
+    caps = [status.get(k, "").strip() for k in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh")]
+    return {
+        "user_namespace": mine["user"] not in (-1, parent_namespaces.get("user")),
+        "pid_namespace": mine["pid"] not in (-1, parent_namespaces.get("pid")) and os.getpid() <= 2,
+        "network_namespace": mine["net"] not in (-1, parent_namespaces.get("net")),
+        "minimal_read_only_filesystem": mine["mnt"] not in (-1, parent_namespaces.get("mnt"))
+        and _file_system_read_only() and not os.path.exists("/etc/passwd"),
+        "no_capabilities": bool(caps[0]) and all(c and int(c, 16) == 0 for c in caps),
+        "no_new_privileges": status.get("NoNewPrivs", "").strip() == "1",
+        "seccomp": False,
+        "rlimits": False,
+    }
+
+
+def apply_rlimits(memory_bytes: int) -> bool:
+    """Hard limits (a process without capabilities cannot raise them back): memory, files, no cores."""
+    try:
+        for limit, value in ((resource.RLIMIT_AS, memory_bytes), (resource.RLIMIT_FSIZE, 0),
+                             (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NOFILE, 64)):
+            soft, hard = resource.getrlimit(limit)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(limit, (value, value))
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+# Calls a role worker never needs once it is set up. EPERM rather than a kill, so a
+# program that tries one fails as a program (an exception) and the attempt is visible.
+_DENIED = (
+    # the mount family and namespaces: nothing to remount, nowhere to escape to
+    "mount", "umount2", "mount_setattr", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount", "fspick",
+    "pivot_root", "chroot", "unshare", "setns",
+    # other processes' memory and handles
+    "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp", "pidfd_open", "pidfd_getfd",
+    "pidfd_send_signal",
+    # new processes and programs (threads too: a worker is single-threaded)
+    "fork", "vfork", "clone", "execve", "execveat",
+    # every socket, path-based Unix sockets included
+    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
+    # changes to the file system (the mounts are read-only already; this says it twice)
+    "creat", "truncate", "unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+    "link", "linkat", "symlink", "symlinkat", "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown",
+    "fchownat", "mknod", "mknodat", "utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr",
+    "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "fallocate", "name_to_handle_at",
+    "open_by_handle_at",
+    # the kernel's wider surfaces
+    "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "io_uring_setup",
+    "io_uring_enter", "io_uring_register", "init_module", "finit_module", "delete_module", "kexec_load",
+    "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "personality",
+    "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups", "setfsuid", "setfsgid",
+    "capset", "tkill",
+)
+_ENOSYS = ("clone3", "openat2")  # glibc falls back to clone / openat, which the rules above judge
+
+
+def libseccomp_path() -> str | None:
+    """Where libseccomp is, found by the parent (``find_library`` runs ``ldconfig``, absent in the jail)."""
+    import ctypes.util
+
+    return ctypes.util.find_library("seccomp")
+
+
+def _import_pyseccomp():
+    """``pyseccomp``, pointed at the library the parent found (passed as ``RELIC_LIBSECCOMP``)."""
+    import ctypes.util
+
+    known = {"seccomp": os.environ.get("RELIC_LIBSECCOMP"), "c": None}
+    find = ctypes.util.find_library
+    ctypes.util.find_library = lambda name: known[name] if name in known and known[name] else find(name)
+    try:
+        import pyseccomp
+    finally:
+        ctypes.util.find_library = find
+    return pyseccomp
+
+
+def apply_seccomp() -> bool:
+    """Load the filter into this process (and any it could still make); False if libseccomp is missing."""
+    try:
+        sc = _import_pyseccomp()
+    except (ImportError, OSError, RuntimeError):
+        return False
+    try:
+        f = sc.SyscallFilter(sc.ALLOW)
+        deny = sc.ERRNO(errno.EPERM)
+        for name in _DENIED:
+            _rule(f, deny, name)
+        for name in _ENOSYS:
+            _rule(f, sc.ERRNO(errno.ENOSYS), name)
+        me = os.getpid()
+        for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):  # only itself
+            _rule(f, deny, name, sc.Arg(0, sc.NE, me))
+        # Opening a file for writing, creating or truncating one: refused, whatever the path.
+        for name, arg in (("open", 1), ("openat", 2)):
+            for mask, value in ((os.O_ACCMODE, os.O_WRONLY), (os.O_ACCMODE, os.O_RDWR),
+                                (os.O_CREAT, os.O_CREAT), (os.O_TRUNC, os.O_TRUNC)):
+                _rule(f, deny, name, sc.Arg(arg, sc.MASKED_EQ, mask, value))
+        f.load()
+    except OSError:
+        return False
+    return _proc_status().get("Seccomp", "").strip() == "2"
+
+
+def _rule(f, action, name: str, *args) -> None:
+    try:
+        f.add_rule(action, name, *args)
+    except (ValueError, OSError):  # a call this architecture does not have
+        pass
+
+
+def no_new_privileges() -> bool:
+    """``prctl(PR_SET_NO_NEW_PRIVS)`` (bwrap sets it too; needed for seccomp without capabilities)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(38, 1, 0, 0, 0) == 0
+
+
+def probe() -> dict[str, bool]:
+    """Start one jailed interpreter and report which layers it held (``relic doctor``-style check)."""
+    import json
+
+    if bwrap_path() is None:
+        return dict.fromkeys(LAYERS, False)
+    code = ("import json,sys; from relic_learner import jail; jail.no_new_privileges(); "
+            "m = jail.measure(json.loads(sys.argv[1])); m['rlimits'] = jail.apply_rlimits(2**34); "
+            "m['seccomp'] = jail.apply_seccomp(); print(json.dumps(m))")
+    try:
+        out = subprocess.run(bwrap_command(["-c", code, json.dumps(namespace_ids())]), capture_output=True,
+                             text=True, timeout=60, env={"PATH": os.environ.get("PATH", ""),
+                                                         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+                                                         "RELIC_LIBSECCOMP": libseccomp_path() or ""})
+        return {k: bool(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return dict.fromkeys(LAYERS, False)
+
+
+def describe(layers: dict[str, bool]) -> str:
+    """One line: which layers hold."""
+    refused = [k for k in LAYERS if not layers.get(k)]
+    return "every layer holds" if not refused else f"refused: {', '.join(refused)}"
+
+
+if __name__ == "__main__":  # python -m relic_learner.jail: what this machine gives a role worker
+    held = probe()
+    for name in LAYERS:
+        print(f"{name:<30} {'holds' if held.get(name) else 'REFUSED'}")
+    print(f"bwrap: {bwrap_path() or 'not installed'}; libseccomp: {libseccomp_path() or 'not found'}")

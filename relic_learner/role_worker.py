@@ -1,0 +1,376 @@
+"""A role worker: the only process that runs a role's program text (untrusted side).
+
+One jail (:mod:`relic_learner.jail`) serves one role of one benchmark, so it never
+holds a teammate's source. In it, a **zygote** (trusted: it never reads a program)
+imports what a worker needs and measures the layers the jail holds; then, for every
+job, the referee asks it over a control socket for a fresh **child**: the zygote kills
+and reaps the previous child, forks a new one and hands it a new pair of pipes the
+referee made. The child sets its hard rlimits and seccomp filter, says which held,
+and only then reads its program. From that moment it is assumed compromised: whatever
+it says is advisory and checked by the referee (:mod:`relic_learner.channel`), it never
+sees the simulator or the score, and, since every job gets a fresh child on fresh
+pipes, nothing it does outlives its job (a program that took over its process cannot
+play the next program's part). The child cannot reach the control socket (closed
+before its filter goes on), signal the zygote, or read its memory (not dumpable).
+
+Inside, the Python-level guards of earlier versions stay as a first layer (cheap, and
+they give clear reasons): a per-call alarm (a call in which it fired is a timeout,
+whatever the program caught), an audit hook refusing file, process, socket and import
+events while program code runs, read-only fresh inputs, plain-data returns, and a
+check that numpy/math were not changed. Nothing trusted depends on them.
+
+Control (referee <-> zygote, JSON on a Unix socket): ``"fork"`` with two pipe ends
+(``SCM_RIGHTS``) -> ``{"forked": previous child's exit status}``; ``"reap"`` ->
+``{"status": exit status}``. Data (referee <-> child, frames of
+:mod:`relic_learner.channel`): the child's ``{"child": {"seccomp": .., "rlimits": ..}}``
+first, then per referee pickle ``("load", source, slots, call_s, inject)`` or
+``("act", [(slot, kwargs), ...])`` one :func:`~relic_learner.channel.encode_reply`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import pickle
+import resource
+import signal
+import socket
+import sys
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from relic_envs.core.program import check_source, load_function
+from relic_envs.core.registry import get_benchmark
+from relic_envs.errors import InvalidReturn, ProgramError
+from relic_learner import channel, jail
+
+
+class _CallTimeout(BaseException):
+    """Raised by SIGALRM inside a program call; BaseException so ``except Exception`` misses it."""
+
+
+class _Blocked(BaseException):
+    """Raised by the audit hook when program code reaches for the outside world."""
+
+
+_IN_PROGRAM = False  # True only while untrusted code runs in this worker
+_ALARM_FIRED = False  # set by the alarm: the call is a timeout whatever the program caught
+_BLOCKED_EVENTS = frozenset({
+    "exec", "compile", "import", "os.system", "os.fork", "os.forkpty", "os.exec", "os.posix_spawn",
+    "os.spawn", "os.kill", "os.killpg", "os.remove", "os.unlink", "os.rename", "os.rmdir", "os.mkdir",
+    "os.chmod", "os.chown", "os.truncate", "os.symlink", "os.link", "os.chdir", "os.putenv", "os.unsetenv",
+    "os.listdir", "os.scandir", "subprocess.Popen", "sys._getframe", "sys.setprofile", "sys.settrace",
+    "sys.addaudithook", "builtins.input", "pty.spawn", "fcntl.ioctl", "mmap.__new__", "resource.setrlimit",
+    "resource.prlimit", "signal.pthread_kill", "object.__setattr__", "object.__delattr__", "function.__new__",
+    "code.__new__", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+})
+_BLOCKED_PREFIXES = ("socket.", "ctypes.", "shutil.", "urllib.", "http.", "ftplib.", "smtplib.", "_winapi.")
+_TRUSTED_CODE: set = set()  # module code objects the worker itself compiled from checked trees
+
+
+def _audit(event: str, args: tuple) -> None:
+    if not _IN_PROGRAM:
+        return
+    if event == "exec" and args and args[0] in _TRUSTED_CODE:
+        return
+    if event == "open" or event in _BLOCKED_EVENTS or event.startswith(_BLOCKED_PREFIXES):
+        raise _Blocked(f"{event} is not allowed in a role program")
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    global _ALARM_FIRED
+    if _IN_PROGRAM:
+        _ALARM_FIRED = True
+        raise _CallTimeout()
+
+
+class _ModuleGuard:
+    """Detects and undoes changes a program made to the shared numpy/math modules."""
+
+    def __init__(self) -> None:
+        self._modules = [np, math, np.linalg, np.fft, np.ma, np.polynomial, np.lib]
+        self._snapshots = [dict(vars(m)) for m in self._modules]
+
+    def tampered(self) -> bool:
+        changed = False
+        for module, snapshot in zip(self._modules, self._snapshots):
+            current = vars(module)
+            if len(current) != len(snapshot) or any(current.get(k) is not v for k, v in snapshot.items()):
+                current.clear()
+                current.update(snapshot)
+                changed = True
+        return changed
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+    raise ValueError(f"this {type(self).__mro__[1].__name__} is a read-only input")
+
+
+class _ReadOnlyList(list):
+    """A list input: reads as a list, refuses in-place changes (reported as mutation)."""
+
+    __slots__ = ()
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+class _ReadOnlyDict(dict):
+    """A dict input: reads as a dict, refuses in-place changes (reported as mutation)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _refuse
+
+
+_PASS_THROUGH = frozenset({int, float, bool, str, tuple, type(None), np.float64, np.int64})
+
+
+def _frozen(value: Any) -> Any:
+    """A fresh input made read-only: arrays flagged read-only, lists and dicts that refuse changes.
+
+    Inputs are fresh copies anyway (unpickled for this call), so a change could not
+    reach the simulator; refusing it makes the attempt visible (reason ``mutation``).
+    """
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)
+        return value
+    kind = type(value)
+    if kind is dict:
+        return _ReadOnlyDict((k, v if type(v) in _PASS_THROUGH else _frozen(v)) for k, v in value.items())
+    if kind is list:
+        return _ReadOnlyList(v if type(v) in _PASS_THROUGH else _frozen(v) for v in value)
+    return value
+
+
+_NUMPY_ERRORS = np.geterr()  # numpy's defaults, restored for every call
+MAX_MESSAGE_CHARS = 500  # of a program's exception message, in a failure detail
+
+
+def _describe(exc: BaseException) -> tuple[str, str]:
+    """The reason and detail of an exception raised under the guard (runs under the guard too)."""
+    if _ALARM_FIRED or isinstance(exc, _CallTimeout):
+        return "timeout", "the call exceeded its time limit"
+    if isinstance(exc, _Blocked):
+        return "forbidden", str(exc)
+    if isinstance(exc, channel.Unsendable):
+        return "type", str(exc)
+    if isinstance(exc, MemoryError):
+        return "memory", "the program exceeded the memory limit"
+    name = type(exc).__name__
+    try:
+        message = str(exc)[:MAX_MESSAGE_CHARS]
+    except BaseException:  # noqa: BLE001 - the alarm, or whatever the formatting raised
+        message = None
+    if type(name) is not str or type(message) is not str:
+        return "exception", f"{name if type(name) is str else 'exception'} (message not shown)"
+    if isinstance(exc, ValueError) and ("read-only" in message or "WRITEABLE" in message):
+        return "mutation", f"the program wrote to an input: {message}"
+    return "exception", f"{name}: {message}"
+
+
+def _guarded_call(function: Any, args: tuple, kwargs: dict, call_s: float, finish: Any = None) -> Any:
+    """Run untrusted code under the time limit and audit hook; raise InvalidReturn on failure.
+
+    Everything that may run program code happens inside the guard: the call, ``finish``
+    (turning the return value into its wire form) and describing a failure. A call in
+    which the alarm fired is a timeout even if the program caught the alarm and returned
+    (otherwise the alarm is a clock a program can read).
+    """
+    global _IN_PROGRAM, _ALARM_FIRED
+    failure = None
+    _ALARM_FIRED = False
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, call_s, 0.05)  # re-fires until cleared
+            _IN_PROGRAM = True
+            try:
+                value = function(*args, **kwargs)
+                if finish is not None:
+                    value = finish(value)
+            except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from programs too
+                value = None
+                failure = _describe(exc)
+        finally:
+            _IN_PROGRAM = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException as exc:  # noqa: BLE001 - the alarm fired in our own code at the end of the call
+        if failure is None:
+            failure = _describe(exc if isinstance(exc, _CallTimeout | MemoryError) else _CallTimeout())
+    if failure is None and _ALARM_FIRED:
+        failure = ("timeout", "the call exceeded its time limit (the program caught the alarm)")
+    if failure is not None:
+        raise InvalidReturn(*failure)
+    return value
+
+
+def _compile(source: str, signature: Any) -> Any:
+    """The checked module's code, or the ProgramError that names why not."""
+    try:
+        code = compile(check_source(source, signature), f"<role {signature.role}>", "exec")
+    except ProgramError as exc:
+        return exc
+    except (RecursionError, MemoryError):
+        return ProgramError("syntax", "the program is too deeply nested to compile")
+    _TRUSTED_CODE.add(code)
+    return code
+
+
+class _Worker:
+    """The worker's state: its role's signature, and the programs loaded per instance slot."""
+
+    def __init__(self, in_fd: int, out_fd: int, signature: Any):
+        self.in_fd, self.out_fd, self.signature = in_fd, out_fd, signature
+        self.functions: dict[int, Any] = {}
+        self.call_s = 1.0
+        self.guard = _ModuleGuard()
+
+    def load(self, source: str, slots: list[int], call_s: float, inject: str | None) -> list[Any]:
+        self.call_s = call_s
+        self.functions.clear()
+        _TRUSTED_CODE.clear()
+        if inject is not None:  # test-only: reachable from the referee's Job, never from program text
+            report = _run_injection(inject, self)
+            if report is not None:
+                return [["fail", "exception", f"injected: {report}"[:channel.MAX_DETAIL_CHARS]]]
+        code = _compile(source, self.signature)
+        if isinstance(code, ProgramError):
+            return [["fail", code.reason, str(code).removeprefix(f"{code.reason}: ")]]
+        try:
+            for slot in slots:  # afresh per instance: no state leaks between instances
+                self.functions[slot] = _guarded_call(load_function, (code, self.signature), {}, call_s)
+        except InvalidReturn as exc:
+            self.functions.clear()
+            return [["fail", exc.reason, f"while loading: {exc}"]]
+        return [["ok", None]]
+
+    def act(self, requests: list[tuple[int, Mapping[str, Any]]]) -> list[Any]:
+        answers = []
+        for slot, kwargs in requests:
+            function = self.functions.get(slot)
+            if function is None:
+                answers.append(["fail", "exception", "no program loaded for this instance"])
+                continue
+            np.seterr(**_NUMPY_ERRORS)
+            inputs = {k: _frozen(v) for k, v in kwargs.items()}
+            try:
+                answers.append(["ok", _guarded_call(function, (), inputs, self.call_s, finish=channel.encode_value)])
+            except InvalidReturn as exc:
+                answers.append(["fail", exc.reason, str(exc).removeprefix(f"{exc.reason}: ")])
+        if self.guard.tampered():  # a backstop: validated programs cannot assign attributes
+            answers = [["fail", "mutation", "a program modified the numpy/math module"] for _ in requests]
+        return answers
+
+
+def _run_injection(code: str, worker: _Worker) -> str | None:
+    """Test-only: arbitrary Python with the real builtins, after every layer is in place."""
+    scope = {"__builtins__": __builtins__, "worker": worker, "report": None,
+             "in_fd": worker.in_fd, "out_fd": worker.out_fd}
+    try:
+        exec(compile(code, "<injected>", "exec"), scope)  # noqa: S102 - the point of the test hook
+    except BaseException as exc:  # noqa: BLE001 - the injection's own failure is its report
+        return f"raised {type(exc).__name__}: {exc}"
+    report = scope.get("report")
+    return None if report is None else str(report)
+
+
+def _address_space() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * resource.getpagesize()
+    except OSError:
+        return 0
+
+
+def _prepare(benchmark: str, interface: str, role: str, parent_ns: dict[str, int]) -> tuple[Any, dict]:
+    """The zygote's set-up: imports, silence, and the layers the jail holds (measured, not assumed)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the worker
+    sys.stderr = sys.stdout
+    warnings.simplefilter("ignore")
+    import numpy.fft  # noqa: F401 - numpy loads these lazily; load them while imports are allowed
+    import numpy.linalg  # noqa: F401
+    import numpy.ma  # noqa: F401
+    import numpy.polynomial  # noqa: F401
+
+    signature = get_benchmark(benchmark).signatures(interface)[role]
+    jail.no_new_privileges()
+    layers = jail.measure(parent_ns)
+    if sys.platform.startswith("linux"):  # PR_SET_DUMPABLE 0: a child cannot open the zygote's memory
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    return signature, layers
+
+
+def _child(in_fd: int, out_fd: int, signature: Any, memory_bytes: int) -> None:
+    """A fresh worker for one job: limits and filter first, then the referee's messages until EOF."""
+    held = {"rlimits": jail.apply_rlimits(memory_bytes)}
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails with EFBIG instead
+    held["seccomp"] = jail.apply_seccomp()
+    sys.addaudithook(_audit)
+    channel.write_frame(out_fd, json.dumps({"child": held}).encode())
+    worker = _Worker(in_fd, out_fd, signature)
+    while True:
+        try:
+            message = pickle.loads(channel.read_frame(in_fd, 1 << 31))  # from the referee, which the child trusts
+        except (EOFError, OSError, channel.ChannelError):
+            return
+        if message[0] == "load":
+            answers = worker.load(*message[1:])
+        else:
+            answers = worker.act(message[1])
+        channel.write_frame(out_fd, channel.encode_reply(answers))
+
+
+def _reap(child: int | None) -> int | None:
+    """Kill (if still running) and reap the current child; its exit status as subprocess reports one."""
+    if child is None:
+        return None
+    try:
+        os.kill(child, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _, status = os.waitpid(child, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    """``python -c`` entry of the zygote: ``argv = [control_fd, benchmark, interface, role, memory_mb, parent_ns]``."""
+    control = socket.socket(fileno=int(sys.argv[1]))
+    benchmark, interface, role, memory_mb = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    signature, layers = _prepare(benchmark, interface, role, json.loads(sys.argv[6]))
+    memory_bytes = _address_space() + memory_mb * 2**20
+    control.sendall(json.dumps({"ready": layers}).encode() + b"\n")
+    child = None
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 256, 2)
+        except OSError:
+            break
+        if not data:
+            break
+        command = data.decode(errors="replace").strip()
+        if command == "fork" and len(fds) == 2:
+            previous = _reap(child)
+            child = os.fork()
+            if child == 0:
+                control.close()
+                try:
+                    _child(fds[0], fds[1], signature, memory_bytes)
+                finally:
+                    os._exit(0)
+            for fd in fds:
+                os.close(fd)
+            reply = {"forked": previous}
+        else:
+            for fd in fds:
+                os.close(fd)
+            reply = {"status": _reap(child)}
+            child = None
+        control.sendall(json.dumps(reply).encode() + b"\n")
+    _reap(child)

@@ -1,0 +1,78 @@
+"""The role-worker channel: what crosses keeps its exact type, and nothing else crosses."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from relic_learner.channel import ChannelError, Unsendable, decode_reply, encode_reply, encode_value
+
+
+def _roundtrip(value):
+    ((ok, back),) = decode_reply(encode_reply([["ok", encode_value(value)]]), 1)
+    assert ok
+    return back
+
+
+@pytest.mark.parametrize("value", [
+    None, True, 3, -2.5, float("inf"), "text", [1, 2.0, None], (1, (2, 3)), {1: "a", (2, 3): [4]},
+    np.arange(6, dtype=np.int32).reshape(2, 3), np.array([0.5, np.nan]), np.array([], dtype=bool), np.int8(-3),
+    np.float32(1.5), np.zeros((2, 0, 3)),
+])
+def test_values_keep_their_exact_types(value):
+    back = _roundtrip(value)
+    assert type(back) is type(value)
+    if isinstance(value, np.ndarray):
+        assert back.dtype == value.dtype and back.shape == value.shape
+        np.testing.assert_array_equal(back, value)
+    elif isinstance(value, float) and value != value:
+        assert back != back
+    else:
+        assert back == value
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                    lambda kids: st.lists(kids, max_size=4) | st.tuples(kids, kids), max_leaves=20))
+def test_plain_data_round_trips(value):
+    assert _roundtrip(value) == value
+
+
+class Sub(list):
+    pass
+
+
+@pytest.mark.parametrize("value", [Sub([1]), np.array([object()]), np.array(["s"]), np.datetime64("2020"),
+                                   object(), [[[[[[[[[[1]]]]]]]]]], np.zeros(3).view(np.recarray)])
+def test_what_is_not_plain_data_is_not_sent(value):
+    with pytest.raises(Unsendable):
+        encode_value(value)
+
+
+@pytest.mark.parametrize("raw", [
+    pickle.dumps([["ok", None]]),                      # never unpickled
+    b"not json", b"[" * 100_000 + b"]" * 100_000,      # too deep for the parser
+    json.dumps([["ok", None], ["ok", None]]).encode(),  # more answers than requests
+    json.dumps([["fail", "score", "0.0"]]).encode(),    # a reason a worker may not give
+    json.dumps([["ok", ["a", "|O", [1], [0]]]]).encode(),
+    json.dumps([["ok", ["a", "<i8", [3], [1, 2]]]]).encode(),
+    json.dumps([["ok", ["a", "<i8", [1], ["x"]]]]).encode(),
+    json.dumps([["ok", ["a", "|u1", [1], [300]]]]).encode(),
+    json.dumps([["ok", ["d", [[["l", []], 1]]]]]).encode(),  # an unhashable key
+    json.dumps([["ok", ["l"] + [[]] * 2]]).encode(),
+    json.dumps([["ok", {"kind": "result"}]]).encode(),
+    json.dumps([["ok", ["l", [["l", [["l", [["l", [["l", [["l", [["l", [["l", [["l", [1]]]]]]]]]]]]]]]]]]]]).encode(),
+    b" " * (17 * 2**20),
+])
+def test_anything_else_is_a_channel_error(raw):
+    with pytest.raises(ChannelError):
+        decode_reply(raw, 1)
+
+
+def test_a_failure_keeps_its_reason_and_a_bounded_detail():
+    ((ok, (reason, detail)),) = decode_reply(encode_reply([["fail", "timeout", "x" * 10_000]]), 1)
+    assert not ok and reason == "timeout" and len(detail) == 2000
