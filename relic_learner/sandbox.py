@@ -416,7 +416,7 @@ class _Referee:
             for role in programs:
                 requests = [(k, signatures[role].to_kwargs(obs[role])) for k, obs in asked.items() if role in obs]
                 if requests:
-                    waiting.append((role, requests, self._send_act(job, role, requests)))
+                    waiting.append((role, requests, self._send_act(job, role, requests, sorted(asked))))
                     calls[role] += len(requests)
             for k, obs in asked.items():  # fixed reference behaviour: trusted, played here
                 for role, observation in obs.items():
@@ -431,14 +431,14 @@ class _Referee:
                 self._advance(k, games[k], answers[k], asked, results)
         return results, calls
 
-    def _send_act(self, job: Job, role: str, requests: list[tuple[int, Any]]) -> float | tuple[str, str]:
-        """Send one step's requests to ``role``'s worker (restarted and reloaded if it was lost).
+    def _send_act(self, job: Job, role: str, requests: list[tuple[int, Any]], live: list[int]) -> float | tuple[str, str]:
+        """Send one step's requests to ``role``'s worker (a fresh child holding every ``live`` instance if it was lost).
 
         Returns the reply's deadline, or the (reason, detail) of a reload that failed.
         """
         worker = self.workers.get(role)
         if worker is None or not worker.alive or not {k for k, _ in requests} <= worker.slots:
-            failure = self._reload(job, role, sorted({k for k, _ in requests}))
+            failure = self._reload(job, role, live)
             if failure is not None:
                 return failure
             worker = self.workers[role]

@@ -381,3 +381,31 @@ report = f"{soft == hard} {raised}"
 """
     results, _ = _play(referee, _job(instances, {"A": inject}))
     assert _report(results) in ("True ValueError", "True PermissionError", "True OSError")
+
+
+class _Once(dict):
+    """An injection for the first load only (the fresh child after the loss is honest)."""
+
+    def get(self, role, default=None):
+        return self.pop(role, default)
+
+
+def test_a_worker_lost_mid_job_is_replaced_for_every_instance_still_playing():
+    """CO repairs a failed answer (B.3): after a hung step the role goes on, in a fresh child for every live instance."""
+    import numpy as np
+
+    from relic_learner import sandbox
+
+    instances = tuple(relic_envs.splits("hmtsp").test_instances("test100")[:2])
+    seeds = {r: seed_source("hmtsp", r) for r in "ABC"}
+    hang = "import time\ndef act(requests):\n    time.sleep(600)\nworker.act = act\n"
+    referee = sandbox._Referee(np.zeros(2, dtype=np.int32))  # in this process, to hand it a one-shot injection
+    try:
+        results, calls = referee.play(Job("hmtsp", "paper", seeds, instances, 0.05, 256, "full", inject=_Once(B=hang)))
+        assert referee.lost == 1
+        assert referee.workers["B"].slots == {0, 1}  # the fresh child holds every instance still playing
+    finally:
+        referee.close()
+    assert all(r.valid for r in results), [r.invalid for r in results]
+    assert calls["B"] > len(instances)  # B went on playing after its lost step
+    assert sum(r.info["repairs"]["B"] for r in results) >= 1  # the hung step was repaired, and counted
