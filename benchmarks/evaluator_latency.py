@@ -99,8 +99,9 @@ def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = 
 def _measure_before(worktree: Path, name: str, interface: str, repeats: int, cores: int) -> dict:
     """This script's measurement, run on the code of ``worktree`` (an earlier commit)."""
     env = {**os.environ, "PYTHONPATH": str(worktree)}
-    proc = subprocess.run([sys.executable, __file__, "--child", name, interface, str(repeats), str(cores)],
-                          capture_output=True, text=True, env=env, timeout=3600)
+    # cwd: the earlier code's workers start with ``python -c``, which puts the cwd first on sys.path.
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, interface, str(repeats),
+                           str(cores)], capture_output=True, text=True, env=env, timeout=3600, cwd=worktree)
     if proc.returncode != 0:
         raise RuntimeError(f"the earlier commit's measurement failed: {proc.stderr[-2000:]}")
     before = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -52,6 +52,63 @@ class ChannelError(Exception):
     """A worker's message that is not a well-formed reply; the text says what was wrong."""
 
 
+# -- referee -> worker: arrays sent once per child --------------------------------------
+
+SHARE_MIN_BYTES = 4096  # smaller arrays cost less to send than to recognise
+
+
+class Shared:
+    """A large input array, sent to a child once: later requests name it by ``key`` alone.
+
+    Static instance data (MAPP's distance matrix: 95% of an observation) would otherwise
+    cross the pipe at every step. The child hands each call a fresh copy, as before.
+    """
+
+    __slots__ = ("key", "array")
+
+    def __init__(self, key: int, array: np.ndarray | None):
+        self.key, self.array = key, array
+
+    def __reduce__(self):
+        return (Shared, (self.key, self.array))
+
+
+class ShareTable:
+    """The referee's side: which arrays (by dtype, shape and content digest) a child already holds."""
+
+    def __init__(self) -> None:
+        self.keys: dict[tuple, int] = {}
+
+    def compact(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        import hashlib
+
+        out = {}
+        for name, value in kwargs.items():
+            if type(value) is np.ndarray and value.nbytes >= SHARE_MIN_BYTES and value.dtype.kind in "biuf":
+                data = np.ascontiguousarray(value)
+                key = (data.dtype.str, data.shape, hashlib.blake2b(data.data, digest_size=16).digest())
+                known = self.keys.get(key)
+                if known is None:
+                    known = self.keys[key] = len(self.keys)
+                    value = Shared(known, data)
+                else:
+                    value = Shared(known, None)
+            out[name] = value
+        return out
+
+
+def expand(kwargs: dict[str, Any], held: dict[int, np.ndarray]) -> dict[str, Any]:
+    """The child's side of :class:`ShareTable`: shared arrays back, each call its own copy."""
+    out = {}
+    for name, value in kwargs.items():
+        if type(value) is Shared:
+            if value.array is not None:
+                held[value.key] = value.array
+            value = held[value.key].copy()
+        out[name] = value
+    return out
+
+
 # -- worker side: encode --------------------------------------------------------------
 
 class Unsendable(Exception):
@@ -168,10 +225,12 @@ def _decode_array(dtype: Any, shape: Any, flat: Any, budget: _Budget) -> np.ndar
     if size != len(flat):
         raise ChannelError(f"an array of shape {shape} carries {len(flat)} values")
     budget.take(size)
-    if not all(type(v) in (bool, int, float) for v in flat):
-        raise ChannelError("an array carries a value that is not a number")
     kind = _checked_dtype(dtype)
     try:
+        # Parsed without a dtype first: a string or a nested list there comes out as a
+        # string or object array (numpy would otherwise parse "1" as a number).
+        if size and np.array(flat).dtype.kind not in "biuf":
+            raise ChannelError("an array carries a value that is not a number")
         return np.array(flat, dtype=kind).reshape(shape)
     except (OverflowError, ValueError, TypeError):
         raise ChannelError(f"an array's values do not fit dtype {kind}") from None

@@ -225,6 +225,7 @@ class _Worker:
     def __init__(self, in_fd: int, out_fd: int, signature: Any):
         self.in_fd, self.out_fd, self.signature = in_fd, out_fd, signature
         self.functions: dict[int, Any] = {}
+        self.shared: dict[int, np.ndarray] = {}  # arrays the referee sent once (channel.ShareTable)
         self.call_s = 1.0
         self.guard = _ModuleGuard()
 
@@ -255,7 +256,7 @@ class _Worker:
                 answers.append(["fail", "exception", "no program loaded for this instance"])
                 continue
             np.seterr(**_NUMPY_ERRORS)
-            inputs = {k: _frozen(v) for k, v in kwargs.items()}
+            inputs = {k: _frozen(v) for k, v in channel.expand(kwargs, self.shared).items()}
             try:
                 answers.append(["ok", _guarded_call(function, (), inputs, self.call_s, finish=channel.encode_value)])
             except InvalidReturn as exc:

@@ -164,6 +164,9 @@ class _RoleProcess:
         self._process: subprocess.Popen | None = None
         self._control: socket.socket | None = None
         self._in = self._out = -1  # the current child's pipes (our ends)
+        self.shares = channel.ShareTable()  # large arrays the current child holds
+        self._pending = False  # a fork asked of the zygote whose reply is not read yet
+        self._used = False  # the current child was sent a message (a job's child serves that job only)
         self._start(benchmark, interface, role, memory_mb, isolation)
 
     # -- the zygote ---------------------------------------------------------------------
@@ -208,16 +211,33 @@ class _RoleProcess:
 
     def _ask_zygote(self, command: str | None, timeout: float, fds: tuple[int, ...] = ()) -> dict | None:
         """Send a control command (with file descriptors) and read the zygote's one-line JSON reply."""
+        if command is not None and not self._tell(command, fds):
+            return None
+        return self._hear(timeout)
+
+    def _tell(self, command: str, fds: tuple[int, ...] = ()) -> bool:
+        control = self._control
+        if control is None:
+            return False
+        if self._pending:  # a fork's reply not yet read comes first
+            self._pending = False
+            self._hear(START_TIMEOUT_S)
+        try:
+            control.settimeout(START_TIMEOUT_S)
+            socket.send_fds(control, [command.encode()], list(fds))
+        except OSError:
+            return False
+        return True
+
+    def _hear(self, timeout: float) -> dict | None:
         control = self._control
         if control is None:
             return None
         try:
             control.settimeout(timeout)
-            if command is not None:
-                socket.send_fds(control, [command.encode()], list(fds))
             line = b""
             while not line.endswith(b"\n"):
-                chunk = control.recv(4096)
+                chunk = control.recv(1)  # one reply at a time: never read into the next one
                 if not chunk or len(line) > 65536:
                     return None
                 line += chunk
@@ -240,17 +260,33 @@ class _RoleProcess:
         return self._process is not None and self._process.poll() is None and self._control is not None
 
     # -- the child ------------------------------------------------------------------------
-    def fresh(self) -> None:
-        """A new child on new pipes (the previous one is killed and reaped by the zygote first)."""
+    def spare(self) -> None:
+        """Ask the zygote for the next job's child now, without waiting (it starts while the referee works)."""
+        if self.alive and not self._pending:
+            self._fork_child()
+
+    def _fork_child(self) -> None:
+        """The zygote kills and reaps the current child, then forks a new one on a new pair of pipes."""
         self._close_pipes()
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        reply = self._ask_zygote("fork", START_TIMEOUT_S, (to_child_r, from_child_w))
+        told = self._tell("fork", (to_child_r, from_child_w))
         os.close(to_child_r)
         os.close(from_child_w)
         self._in, self._out = from_child_r, to_child_w
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
+        for fd in (self._in, self._out):  # a step's observations fit: the roles' children read side by side
+            _widen_pipe(fd)
+        self._pending, self._used = told, False
+        self.shares = channel.ShareTable()
+
+    def fresh(self) -> None:
+        """A new, unused child for a job: the spare if one was asked for, else one forked now."""
+        if not self._pending or self._used:
+            self._fork_child()
+        reply = self._hear(START_TIMEOUT_S) if self._pending else None
+        self._pending = False
         if reply is None or "forked" not in reply:
             self.kill()
             raise _Lost("exception", "the role worker's zygote did not answer")
@@ -267,6 +303,7 @@ class _RoleProcess:
 
     def send(self, message: Any, deadline: float) -> None:
         """Pickle ``message`` to the child; a child that stops reading is cut off at ``deadline``."""
+        self._used = True
         try:
             channel.write_frame(self._out, pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), deadline)
         except (OSError, channel.FrameTimeout):
@@ -309,6 +346,7 @@ class _RoleProcess:
         if self._control is not None:
             self._control.close()
             self._control = None
+        self._pending = False
         if self._process is None:
             return
         try:
@@ -323,6 +361,20 @@ class _RoleProcess:
 
     def close(self) -> None:
         self.kill()
+
+
+_PIPE_BYTES = 1 << 20
+
+
+def _widen_pipe(fd: int) -> None:
+    """Grow a pipe's buffer to 1 MiB where Linux allows (``F_SETPIPE_SZ``); the default 64 KiB
+    makes the referee wait for each child to read before it can write to the next."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+    except OSError:
+        pass
 
 
 def _death(code: int | None) -> tuple[str, str]:
@@ -359,12 +411,19 @@ class _Referee:
         for worker in self.workers.values():
             worker.close()
 
+    def spares(self) -> None:
+        """Each role's next child, forked now, while the orchestrator reads the results (hides its start)."""
+        for worker in self.workers.values():
+            worker.spare()
+
     def _load(self, job: Job, roles: list[str], slots: list[int]) -> dict[str, tuple[str, str] | None]:
         """A fresh child per role, holding its program for ``slots``; per role ``None`` or (reason, detail)."""
         failures: dict[str, tuple[str, str] | None] = {}
         sent = []
+        for role in roles:  # the children start side by side
+            self._worker(job, role).spare()
         for role in roles:
-            worker = self._worker(job, role)
+            worker = self.workers[role]
             try:
                 worker.fresh()
                 for name, held in worker.layers.items():
@@ -443,7 +502,7 @@ class _Referee:
                 return failure
             worker = self.workers[role]
         deadline = time.monotonic() + 2 * len(requests) * job.call_s + _SLACK_S
-        worker.send(("act", requests), deadline)
+        worker.send(("act", [(k, worker.shares.compact(kwargs)) for k, kwargs in requests]), deadline)
         return deadline
 
     def _reload(self, job: Job, role: str, slots: list[int]) -> tuple[str, str] | None:
@@ -574,6 +633,7 @@ def _referee_main(conn: Any, progress: Any) -> None:
         for index, result in enumerate(results):
             conn.send_bytes(_result_message(index, result))
         conn.send_bytes(_encode("done", calls=calls, isolation=referee.isolation, restarts=referee.lost))
+        referee.spares()
     referee.close()
 
 
