@@ -72,6 +72,7 @@ def methods() -> dict[str, object]:
 
 def _method_class(name: str):
     registered = methods()
+    name = name.replace("-", "_")  # the paper writes MCTS-AHD; the registry's names are identifiers
     if name not in registered:
         raise InvalidConfig(f"unknown --method {name!r}; available: relic, {', '.join(sorted(registered))}")
     return registered[name].load()
@@ -92,7 +93,8 @@ def _run_method(args: argparse.Namespace) -> int:
         _clear(out, args.overwrite)
         search = cls.create(out, env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
                             temperature=args.temperature, batches=args.batches, proposals=args.proposals,
-                            replay=args.replay, seed=args.seed, workers=args.workers, isolation=_isolation(args))
+                            replay=args.replay, seed=args.seed, workers=args.workers, isolation=_isolation(args),
+                            request_timeout_s=args.request_timeout)
     if not args.quiet:
         print(f"{search.name} on {search.config.env} ({search.config.interface}) with {search.llm.describe()}",
               file=sys.stderr)
@@ -125,7 +127,7 @@ def _run_method_of(out: str) -> str:
 
 
 def _cmd_learn(args: argparse.Namespace) -> int:
-    method = _run_method_of(args.out) if args.resume else args.method
+    method = _run_method_of(args.out) if args.resume else args.method.replace("-", "_")
     if method != "relic":
         return _run_method(args)
     if args.resume:
@@ -138,7 +140,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
             temperature=args.temperature, batches=args.batches, proposals=args.proposals, replay=args.replay,
             seed=args.seed, ablation=args.ablation, communication=args.communication, mitigation=args.mitigation,
-            workers=args.workers, isolation=_isolation(args),
+            workers=args.workers, isolation=_isolation(args), request_timeout_s=args.request_timeout,
         )
         _clear(Path(args.out), args.overwrite)
         relic = Relic(config, args.out)
@@ -264,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="an OpenAI-compatible endpoint (one that ignores keys still needs OPENAI_API_KEY set to any value)",
     )
     learn.add_argument("--temperature", type=float, default=1.0)
+    learn.add_argument("--request-timeout", type=float, default=60.0, metavar="SECONDS",
+                       help="per-attempt HTTP timeout of the openai backend (default 60; a timed-out attempt is retried)")
     learn.add_argument("--batches", type=int, default=5)
     learn.add_argument("--proposals", type=int, default=10)
     learn.add_argument("--replay", type=int, default=2)

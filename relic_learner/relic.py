@@ -77,8 +77,12 @@ class RelicConfig:
     mitigation: bool = False
     workers: int | None = None
     isolation: str = "full"  # "reduced": run programs where the kernel refuses a layer (docs/learner.md)
+    request_timeout_s: float = 60.0  # per HTTP attempt of the openai backend (then retried)
 
     def __post_init__(self) -> None:
+        if isinstance(self.request_timeout_s, bool) or not isinstance(self.request_timeout_s, int | float) \
+                or not self.request_timeout_s > 0:
+            raise InvalidConfig(f"request_timeout_s must be a number of seconds > 0, got {self.request_timeout_s!r}")
         if self.isolation not in ("full", "reduced"):
             raise InvalidConfig(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
         if self.env not in relic_envs.names():

@@ -28,7 +28,8 @@ from relic_learner.runlog import RunDir
 
 def run_client(config: Any, run_path: str | Path, *, cache_dir: str | Path | None = None,
                rate_limiter: Any = None) -> LLMClient:
-    """The LLM client a run's ``config`` asks for (``llm``, ``base_url``, ``temperature``, ``seed``).
+    """The LLM client a run's ``config`` asks for (``llm``, ``base_url``, ``temperature``, ``seed``,
+    ``request_timeout_s``).
 
     The openai backend caches responses in ``run_path/llm_cache`` unless ``cache_dir``
     names another (a grid shares one among its cells) and waits for ``rate_limiter``
@@ -38,7 +39,7 @@ def run_client(config: Any, run_path: str | Path, *, cache_dir: str | Path | Non
     if spec.startswith("openai:"):
         return make_client(spec, base_url=config.base_url, temperature=config.temperature,
                            cache_dir=str(cache_dir if cache_dir is not None else Path(run_path) / "llm_cache"),
-                           rate_limiter=rate_limiter)
+                           rate_limiter=rate_limiter, timeout_s=getattr(config, "request_timeout_s", 60.0))
     return make_client(spec, seed=config.seed) if spec == "offline" else make_client(spec)
 
 

@@ -64,7 +64,7 @@ def rollout(
         ``obs -> action``. A team object with a ``reset(instance)`` method is told
         which instance starts, for policies that keep per-episode state.
     instances:
-        The instances to play, e.g. ``relic_envs.splits("dgc").test``.
+        The instances to play, e.g. ``relic_envs.splits("dgc").test_instances()`` (a sequence; ``.test`` is a dict by regime).
     interface:
         ``"paper"`` or ``"alt"`` (where the benchmark has it).
     progress:
@@ -72,6 +72,12 @@ def rollout(
     """
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     bench.check_interface(interface)
+    if not isinstance(team, Mapping) and not hasattr(team, "__getitem__"):
+        raise InvalidConfig(f"team must map each role {list(bench.roles)} to a policy (obs -> action), "
+                            f"got {type(team).__name__}")
+    if isinstance(instances, Mapping):
+        raise InvalidConfig("instances must be a sequence of instances; for a split's test set use "
+                            f"relic_envs.splits({bench.name!r}).test_instances(regime), not .test (a dict by regime)")
     missing = [r for r in bench.roles if r not in team]
     if missing:
         raise InvalidConfig(f"team needs a policy for every role {list(bench.roles)}; missing {missing}")

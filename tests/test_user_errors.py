@@ -1,0 +1,39 @@
+"""What a newcomer's first mistakes get: a precise error that says what to do (issue 39, small items)."""
+
+from __future__ import annotations
+
+import pytest
+
+import relic_envs
+from relic_envs.errors import InvalidConfig
+from relic_envs.seeds import seed_team
+
+
+def test_rollout_without_a_team_says_what_a_team_is():
+    with pytest.raises(InvalidConfig, match="team must map each role"):
+        relic_envs.rollout("dgc", None, relic_envs.splits("dgc").test_instances()[:1])
+
+
+def test_rollout_on_a_splits_test_dict_points_to_test_instances():
+    with pytest.raises(InvalidConfig, match=r"test_instances\(regime\)"):
+        relic_envs.rollout("dgc", seed_team("dgc"), relic_envs.splits("dgc").test)
+
+
+def test_the_papers_spelling_of_mcts_ahd_is_accepted(tmp_path):
+    from relic_learner.cli import main
+
+    out = tmp_path / "run"
+    assert main(["learn", "--method", "mcts-ahd", "--env", "dgc", "--batches", "1", "--proposals", "1",
+                 "--workers", "1", "--out", str(out), "--quiet"]) == 0
+    assert '"method": "mcts_ahd"' in (out / "config.json").read_text()
+
+
+def test_request_timeout_reaches_the_client(tmp_path):
+    from relic_learner.relic import RelicConfig
+    from relic_learner.stream import run_client
+
+    config = RelicConfig(env="dgc", llm="openai:some-model", base_url="http://127.0.0.1:9", request_timeout_s=7.5)
+    client = run_client(config, tmp_path)
+    assert client.timeout_s == 7.5
+    with pytest.raises(InvalidConfig, match="request_timeout_s"):
+        RelicConfig(env="dgc", request_timeout_s=0)
