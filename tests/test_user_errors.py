@@ -28,8 +28,10 @@ def test_the_papers_spelling_of_mcts_ahd_is_accepted(tmp_path):
     assert '"method": "mcts_ahd"' in (out / "config.json").read_text()
 
 
-def test_request_timeout_reaches_the_client(tmp_path):
+def test_request_timeout_reaches_the_client(tmp_path, monkeypatch):
     from relic_learner.relic import RelicConfig
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
     from relic_learner.stream import run_client
 
     config = RelicConfig(env="dgc", llm="openai:some-model", base_url="http://127.0.0.1:9", request_timeout_s=7.5)
