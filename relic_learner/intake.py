@@ -75,14 +75,21 @@ def extract_function(text: str, function: str) -> str | None:
     lines = code[match.start():].splitlines()
     indent = len(lines[0]) - len(lines[0].lstrip())
     lines = [line[indent:] if line[:indent].strip() == "" else line for line in lines]
+    text = "\n".join(lines)
+    error_line = _error_line(text)
+    if error_line is None:
+        return _with_numpy(_without_trailing_comments(lines))
+    if error_line in (_TOO_DEEP, 1):
+        # Nesting the parser gives up on, or the def line itself: no prefix mends it, and
+        # tokenizing a long hostile text to find out costs more than validation.
+        return _with_numpy(text.rstrip() + "\n")
     # Drop trailing prose: the longest prefix that parses wins. Only prefixes that end a
     # statement can parse, and a failed parse names a line no parsing prefix reaches
-    # past, so few candidates are tried (at most MAX_PARSE_ATTEMPTS; then validation
-    # names the syntax error).
-    text = "\n".join(lines)
-    bound = len(lines)
+    # past (so only the lines before it are tokenized), so few candidates are tried (at
+    # most MAX_PARSE_ATTEMPTS; then validation names the syntax error).
+    bound = error_line - 1 if error_line > 1 else len(lines)
     attempts = 0
-    for end in reversed(_statement_ends(text)):
+    for end in reversed(_statement_ends("\n".join(lines[:bound]))):
         if end > bound:
             continue
         if attempts == MAX_PARSE_ATTEMPTS:
@@ -96,6 +103,14 @@ def extract_function(text: str, function: str) -> str | None:
             break  # the def line itself: every prefix holds it
         bound = error_line - 1 if error_line > 1 else end - 1
     return _with_numpy(text.rstrip() + "\n")  # let validation name the syntax error
+
+
+def _without_trailing_comments(lines: list[str]) -> str:
+    """Code that parses, without the comment and blank lines after its last statement."""
+    end = len(lines)
+    while end and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    return "\n".join(lines[:end]).rstrip() + "\n"
 
 
 def _statement_ends(code: str) -> list[int]:
@@ -132,13 +147,18 @@ def _parses(code: str) -> bool:
     return _error_line(code) is None
 
 
+_TOO_DEEP = -1  # _error_line: the parser gave up on the nesting (or the size), at no line
+
+
 def _error_line(code: str) -> int | None:
-    """``None`` if ``code`` parses, else the line the parser stopped at (0 when it does not say)."""
+    """``None`` if ``code`` parses, else the line the parser stopped at (0 when it does not say, _TOO_DEEP)."""
     try:
         ast.parse(code)
     except SyntaxError as exc:
         return exc.lineno or 0
-    except Exception:  # noqa: BLE001 - ValueError (null bytes), MemoryError, RecursionError: deep nesting
+    except (MemoryError, RecursionError):  # deep nesting
+        return _TOO_DEEP
+    except Exception:  # noqa: BLE001 - ValueError (null bytes), whatever else a parser raises
         return 0
     return None
 

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
+import hashlib
 import math
 import re
 import string
+import threading
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -33,6 +36,7 @@ ALLOWED_IMPORTS = frozenset({"numpy", "math"})
 # error-callback and print-option state the trusted simulator shares, clock reads
 # (``datetime64``), uninitialised memory (``empty*``), ``frombuffer``/``nditer``-style
 # raw memory views, class factories (``vectorize`` is fine: it only calls what it is given).
+# Here but checked where used: ``ndarray`` (a type only), ``pad`` (no mode "empty").
 NUMPY_ATTRIBUTES = frozenset("""
     e euler_gamma inf nan newaxis pi little_endian False_ True_
     bool bool_ byte ubyte short ushort intc uintc int_ uint long ulong longlong ulonglong
@@ -101,7 +105,8 @@ MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
 }
 _SUBMODULES = {("numpy", "linalg"): "numpy.linalg", ("numpy", "fft"): "numpy.fft"}
 # Names that may only be looked at, not called: ``np.ndarray(n)`` is uninitialised memory.
-# They may appear in annotations and as the class argument of ``isinstance``/``issubclass``.
+# They may appear in annotations and as the class argument of ``isinstance``/``issubclass``,
+# and there only as the name itself (see _type_names).
 _TYPE_ONLY = frozenset({("numpy", "ndarray")})
 _DEFAULT_MODULE_NAMES = {"np": "numpy", "numpy": "numpy", "math": "math"}  # what load_function provides
 
@@ -136,7 +141,8 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "format_map",
 })
 # Keyword ``where=`` leaves the unselected entries of a ufunc's fresh output uninitialised;
-# in reductions it only skips entries, so it is allowed there.
+# in reductions it only skips entries, so it is allowed there, when the callee is provably
+# one (see _where_problem).
 _WHERE_REDUCTIONS = frozenset({
     "sum", "prod", "mean", "std", "var", "min", "max", "amin", "amax", "any", "all", "reduce",
     "nansum", "nanprod", "nanmean", "nanstd", "nanvar", "nanmin", "nanmax",
@@ -146,29 +152,53 @@ _CLOCK_WORDS = frozenset({"now", "today"})
 _DATETIME_DTYPE = re.compile(r"[<>=|]?(?:[Mm]8|datetime64|timedelta64)")
 _DATETIME_LETTER = re.compile(r"[<>=|]?[Mm]")  # a bare "M"/"m" is a datetime dtype as an argument
 MAX_NESTING = 500  # AST depth; from about 1000 levels on, compile() raises RecursionError
+CHECK_CACHE_SIZE = 2048  # verdicts of check_source remembered, by digest of (signature, source)
+
+# Values whose hash is computed from the value alone. A function's or an object's hash is
+# its address, and so, since Python 3.10, is a NaN's (of any float or complex type), so
+# those are refused. Not numpy's structured (void) scalars: they hash their fields.
+_VALUE_HASHED = (str, bytes, int, float, complex, type(None), np.number, np.bool_, np.str_, np.bytes_)
 
 
 def _safe_hash(value: Any) -> int:
     """``hash`` for values whose hash does not depend on memory addresses.
 
     With ``PYTHONHASHSEED=0`` (sandbox workers) these hashes are the same in every run;
-    a function's or an object's hash is its address, which is not.
+    an address is not, so ``hash(len)`` and ``hash(float("nan"))`` raise ``TypeError``.
+
+    Not closed here, and not closable by a check on ``hash``: a set's iteration order is
+    its elements' hash order, so a set that holds a NaN (or a function) iterates in an
+    order that depends on addresses; so does what is computed from that order (``list(s)``,
+    ``sum(s)``, ``max(s)`` with a NaN in it). A dict is not affected (it keeps insertion
+    order, and looks a NaN key up by identity). Refusing it here would mean refusing sets
+    or rewriting every set display and set operation, so it stays open at this layer.
     """
     if isinstance(value, tuple | frozenset):
         for item in value:
             _safe_hash(item)
-    elif not isinstance(value, str | bytes | int | float | complex | type(None) | np.generic):
+    elif not isinstance(value, _VALUE_HASHED):
         raise TypeError(f"hash() of a {type(value).__name__} is not available to programs (it depends on memory addresses)")
+    elif value != value:
+        raise TypeError("hash() of a NaN is not available to programs (a NaN hashes by its memory address)")
     return hash(value)
 
 
-# The builtins a program runs with: computation only (no class statements, no ``type``).
+def _no_print(*args: Any, **kwargs: Any) -> None:
+    """``print`` for programs: does nothing, and formats nothing.
+
+    A program has no output to give (workers send stdout nowhere, and a closed or full
+    stdout must not fail or stall a call); its arguments are not even turned into text.
+    """
+
+
+# The builtins a program runs with: computation only (no class statements, no ``type``);
+# ``hash`` and ``print`` are replaced by _safe_hash and _no_print.
 SAFE_BUILTINS: dict[str, Any] = {
     name: getattr(builtins, name)
     for name in (
         "abs", "all", "any", "bool", "callable", "dict", "divmod", "enumerate", "filter", "float",
         "frozenset", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max",
-        "min", "next", "pow", "print", "range", "repr", "reversed", "round", "set", "slice",
+        "min", "next", "pow", "range", "repr", "reversed", "round", "set", "slice",
         "sorted", "str", "sum", "tuple", "zip",
         "ArithmeticError", "AssertionError", "Exception", "FloatingPointError", "IndexError",
         "KeyError", "LookupError", "OverflowError", "RuntimeError", "StopIteration", "TypeError",
@@ -176,6 +206,7 @@ SAFE_BUILTINS: dict[str, Any] = {
     )
 }
 SAFE_BUILTINS["hash"] = _safe_hash
+SAFE_BUILTINS["print"] = _no_print
 
 
 def _is_dunder(name: str) -> bool:
@@ -186,21 +217,26 @@ def _is_dunder(name: str) -> bool:
 _LEAF_KINDS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
-def _walk(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST], int]:
-    """Every node (iteratively: no recursion on hostile depth), each node's parent, and the depth."""
+def _walk(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+    """Every node and each node's parent; the first walk, and the depth check.
+
+    Iterative (no recursion on hostile depth), and it stops at the first node deeper than
+    :data:`MAX_NESTING`, so no rule ever walks a tree that deep: every later walk and
+    climb is then bounded by the tree's size or by that depth.
+    """
     nodes: list[ast.AST] = []
     parents: dict[ast.AST, ast.AST] = {}
     stack = [(tree, 0)]
-    depth = 0
     while stack:
         node, level = stack.pop()
+        if level > MAX_NESTING:  # compile() would fail on it anyway
+            raise ProgramError("syntax", f"code nested more than {MAX_NESTING} levels deep")
         nodes.append(node)
-        depth = max(depth, level)
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _LEAF_KINDS):
                 parents[child] = node
                 stack.append((child, level + 1))
-    return nodes, parents, depth
+    return nodes, parents
 
 
 def _module_names(nodes: list[ast.AST]) -> tuple[dict[str, str], str | None]:
@@ -245,27 +281,95 @@ def _import_problem(node: ast.Import | ast.ImportFrom) -> str | None:
     if module not in MODULE_ATTRIBUTES:
         return f"import from {module!r} (allowed: numpy, math, numpy.linalg, numpy.fft)"
     for alias in node.names:
-        if alias.name not in MODULE_ATTRIBUTES[module] or (module, alias.name) in _TYPE_ONLY:
+        # A type-only or checked-call name imported bare could be used other than the checks see.
+        if alias.name not in MODULE_ATTRIBUTES[module] or (module, alias.name) in _TYPE_ONLY or (module, alias.name) in _CHECKED_CALLS:
             return f"from {module} import {alias.name} (not among the numeric names a program may use)"
     return None
 
 
-def _in_type_position(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+def _type_root(node: ast.AST) -> ast.expr | None:
+    """The expression ``node`` only looks at as a type: an annotation, or isinstance/issubclass's class argument."""
+    if isinstance(node, ast.arg | ast.AnnAssign):
+        return node.annotation
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return node.returns
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+        return node.args[1]
+    return None
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_name(node: ast.AST) -> bool:
+    """A name or a dotted name (``list``, ``np.ndarray``), nothing computed."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _type_names(expression: ast.expr) -> list[ast.expr]:
+    """The names a type expression is made of; none unless it is only names, tuples and ``| None``.
+
+    Any other expression around a type-only name could hand the class itself out:
+    ``{}[np.ndarray]`` raises a ``KeyError`` that carries it, and ``cur | np.ndarray``
+    passes it to a value's own ``|`` (numpy's puts it in an object array). ``None`` has
+    no ``|`` of its own, so ``np.ndarray | None`` only reaches ``type.__or__``.
+    """
+    names: list[ast.expr] = []
+    stack = [expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Tuple):
+            stack.extend(node.elts)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) and (_is_none(node.left) or _is_none(node.right)):
+            stack.append(node.right if _is_none(node.left) else node.left)
+        elif _is_name(node):
+            names.append(node)
+        elif not _is_none(node):
+            return []
+    return names
+
+
+def _type_positions(nodes: list[ast.AST]) -> set[ast.AST]:
+    """Every name that is only looked at as a type (see _type_names), found top-down.
+
+    Linear: each node lies under at most one annotation or class argument, and is
+    visited once from there (a climb from every name to the top was quadratic).
+    """
+    positions: set[ast.AST] = set()
+    for node in nodes:
+        root = _type_root(node)
+        if root is not None:
+            positions.update(_type_names(root))
+    return positions
+
+
+def _in_type_position(node: ast.AST, type_positions: set[ast.AST]) -> bool:
     """True when ``node`` is only looked at: an annotation, or isinstance/issubclass's class argument."""
-    while isinstance(parents.get(node), ast.Tuple | ast.BinOp | ast.Subscript | ast.List):
-        node = parents[node]  # (np.ndarray, list), np.ndarray | None, list[np.ndarray]
-    parent = parents.get(node)
-    if isinstance(parent, ast.arg | ast.AnnAssign):
-        return parent.annotation is node
-    if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
-        return parent.returns is node
-    return (
-        isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
-        and parent.func.id in ("isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is node
-    )
+    return node in type_positions
 
 
-def _module_use_problem(name: ast.Name, module: str, parents: dict[ast.AST, ast.AST]) -> str | None:
+def _pad_problem(call: ast.Call) -> str | None:
+    """``np.pad``'s mode must be written out, as a string other than "empty" (uninitialised padding)."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args):
+        return "np.pad with *arguments (its mode must be written out)"
+    for mode in [*call.args[2:3], *(k.value for k in call.keywords if k.arg == "mode")]:
+        if not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)):
+            return "np.pad with a mode other than a string literal (mode='empty' leaves the padding uninitialised)"
+        if mode.value == "empty":
+            return "np.pad(..., mode='empty') (it leaves the padding uninitialised)"
+    return None
+
+
+# Names that may only be called directly, with their arguments checked where they are
+# called: held as a value (``p = np.pad``), they could be called with anything.
+_CHECKED_CALLS: dict[tuple[str, str], Callable[[ast.Call], str | None]] = {("numpy", "pad"): _pad_problem}
+
+
+def _module_use_problem(name: ast.Name, module: str, parents: dict[ast.AST, ast.AST], type_positions: set[ast.AST]) -> str | None:
     """A module name may only start an attribute chain that ends on an allowed non-module name."""
     if not isinstance(name.ctx, ast.Load):
         return f"rebinding {name.id!r}, a module name"
@@ -278,8 +382,15 @@ def _module_use_problem(name: ast.Name, module: str, parents: dict[ast.AST, ast.
         dotted += f".{parent.attr}"
         if parent.attr not in MODULE_ATTRIBUTES[module]:
             return f"{dotted} (not among the numeric names a program may use)"
-        if (module, parent.attr) in _TYPE_ONLY and not _in_type_position(parent, parents):
-            return f"{dotted} used other than in isinstance or an annotation (calling it gives uninitialised memory)"
+        if (module, parent.attr) in _TYPE_ONLY and not _in_type_position(parent, type_positions):
+            return (f"{dotted} used other than as a type in isinstance or an annotation, by name, in a tuple "
+                    "or with | None (calling it gives uninitialised memory)")
+        check_call = _CHECKED_CALLS.get((module, parent.attr))
+        if check_call is not None:
+            call = parents.get(parent)
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return f"{dotted} other than called directly (its arguments are checked where it is called)"
+            return check_call(call)
         submodule = _SUBMODULES.get((module, parent.attr))
         if submodule is None:
             return None
@@ -315,16 +426,31 @@ def _string_problem(value: str | bytes) -> str | None:
     return None
 
 
+def _where_problem(func: ast.expr) -> str | None:
+    """``where=`` only on a call that is provably a reduction: an attribute named like one.
+
+    ``np.sum``, ``a.max``, ``np.add.reduce``: no value a program can reach holds a
+    reduction's name as an attribute for anything but that reduction or a number (the
+    names on the modules are the allowlist's; values get no attributes, since a program
+    assigns none and makes no classes). A bare name proves nothing: ``sum = np.add``, a
+    parameter or a loop variable may be bound to a ufunc, so ``where=`` on a name is
+    refused, whatever it is spelled (the builtins' ``sum``/``max`` take no ``where=``).
+    """
+    if isinstance(func, ast.Attribute) and func.attr in _WHERE_REDUCTIONS:
+        return None
+    callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "a computed callee"
+    return (f"where= in {callee}() (only a reduction called by attribute may take it, as in np.sum(a, where=m) or "
+            "a.max(initial=0, where=m): a ufunc leaves the unselected entries uninitialised; use np.where)")
+
+
 def _call_problem(node: ast.Call) -> str | None:
-    func = node.func
-    callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     keywords = {k.arg for k in node.keywords}
     if None in keywords:
         return "'**' in a call (keyword arguments must be written out)"
     if "call" in keywords:
         return "keyword 'call=' (a numpy error callback would run outside the program's own calls)"
-    if "where" in keywords and callee not in _WHERE_REDUCTIONS:
-        return f"where= in {callee or 'a call'}() (a ufunc leaves the unselected entries uninitialised; use np.where)"
+    if "where" in keywords and (problem := _where_problem(node.func)) is not None:
+        return problem
     for arg in [*node.args, *(k.value for k in node.keywords)]:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str | bytes):
             text = arg.value.decode("latin-1") if isinstance(arg.value, bytes) else arg.value
@@ -348,7 +474,9 @@ def _bound_name(node: ast.AST) -> str | None:
     return node.name
 
 
-def _node_problem(node: ast.AST, parents: dict[ast.AST, ast.AST], modules: dict[str, str]) -> str | None:
+def _node_problem(
+    node: ast.AST, parents: dict[ast.AST, ast.AST], modules: dict[str, str], type_positions: set[ast.AST],
+) -> str | None:
     """What is forbidden about this one node, or ``None``."""
     if isinstance(node, ast.Attribute):
         if not isinstance(node.ctx, ast.Load):
@@ -368,7 +496,7 @@ def _node_problem(node: ast.AST, parents: dict[ast.AST, ast.AST], modules: dict[
         if node.id in _UNSHADOWED and not isinstance(node.ctx, ast.Load):
             return f"rebinding {node.id!r}"
         if node.id in modules:
-            return _module_use_problem(node, modules[node.id], parents)
+            return _module_use_problem(node, modules[node.id], parents, type_positions)
     elif isinstance(node, ast.Import | ast.ImportFrom):
         return _import_problem(node)
     elif isinstance(node, ast.Call):
@@ -394,8 +522,9 @@ def _forbidden_use(nodes: list[ast.AST], parents: dict[ast.AST, ast.AST]) -> str
     modules, problem = _module_names(nodes)
     if problem is not None:
         return problem
+    type_positions = _type_positions(nodes)
     for node in nodes:
-        problem = _node_problem(node, parents, modules)
+        problem = _node_problem(node, parents, modules, type_positions)
         if problem is not None:
             return problem
     return None
@@ -425,7 +554,12 @@ def check_source(source: str, signature: Signature) -> ast.Module:
     independent randomness, clock reads or uninitialised memory; no I/O, no reflective
     builtins (``eval``, ``exec``, ``getattr``, ``type``, ...), no private or dunder
     attribute, no ``str.format`` attribute walks, no class definitions, no attribute
-    assignment, no ``global`` statements.
+    assignment, no ``global`` statements; no code nested deeper than :data:`MAX_NESTING`
+    (checked before any rule is walked).
+
+    A verdict is remembered by a digest of the signature and the text (the last
+    :data:`CHECK_CACHE_SIZE` of them), so the same text is validated once per process;
+    the text is still parsed on every call, and the tree returned is a fresh one.
 
     Raises
     ------
@@ -436,17 +570,78 @@ def check_source(source: str, signature: Signature) -> ast.Module:
     """
     if not isinstance(source, str):
         raise ProgramError("syntax", f"program source must be a str, got {type(source).__name__}")
+    # Parsed on every call: callers get a tree of their own, and a parser failure may be
+    # this process's (MemoryError) rather than the text's, so it is never remembered.
     tree = _parse(source)
-    try:
-        nodes, parents, depth = _walk(tree)
-        problem = _forbidden_use(nodes, parents)
-    except (RecursionError, MemoryError):
-        raise ProgramError("syntax", "the source is too large to check") from None
-    if depth > MAX_NESTING:  # checked after the walk: compile() would fail on it anyway
-        raise ProgramError("syntax", f"code nested {depth} levels deep (the limit is {MAX_NESTING})")
+    key = _check_key(source, signature)
+    verdict = _CHECKED.recall(key)
+    if verdict is _UNKNOWN:
+        try:
+            _check_tree(tree, signature)
+            verdict = None
+        except ProgramError as exc:
+            verdict = (exc.reason, str(exc).removeprefix(f"{exc.reason}: "))
+        except (RecursionError, MemoryError):  # this process's limits, not the text's: not remembered
+            raise ProgramError("syntax", "the source is too large to check") from None
+        _CHECKED.remember(key, verdict)
+    if verdict is not None:
+        raise ProgramError(*verdict)
+    return tree
+
+
+def _check_tree(tree: ast.Module, signature: Signature) -> None:
+    """The rules on a parsed tree, depth first (see check_source); raises ProgramError."""
+    nodes, parents = _walk(tree)
+    problem = _forbidden_use(nodes, parents)
     if problem is not None:
         raise ProgramError("forbidden", problem)
-    return _check_signature(tree, signature)
+    _check_signature(tree, signature)
+
+
+def _check_key(source: str, signature: Signature) -> bytes:
+    """A digest of all that a verdict depends on: the function's name, its parameters and the text."""
+    digest = hashlib.sha256()
+    for part in (signature.function, *signature.param_names):
+        digest.update(part.encode() + b"\0")
+    digest.update(source.encode("utf-8", "surrogatepass"))  # a lone surrogate is the parser's to refuse
+    return digest.digest()
+
+
+_UNKNOWN = object()
+
+
+class _Verdicts:
+    """check_source's verdicts (``None`` or ``(reason, detail)``) by key, least recently used out first.
+
+    The same text comes back often (re-validation, a program shared by many teams, each
+    worker's own check); a bounded map keeps its cost to one validation. A lock: the
+    evaluator may check from several threads.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._verdicts: collections.OrderedDict[bytes, tuple[str, str] | None] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def recall(self, key: bytes) -> Any:
+        with self._lock:
+            if key not in self._verdicts:
+                return _UNKNOWN
+            self._verdicts.move_to_end(key)
+            return self._verdicts[key]
+
+    def remember(self, key: bytes, verdict: tuple[str, str] | None) -> None:
+        with self._lock:
+            self._verdicts[key] = verdict
+            self._verdicts.move_to_end(key)
+            while len(self._verdicts) > self.size:
+                self._verdicts.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._verdicts)
+
+
+_CHECKED = _Verdicts(CHECK_CACHE_SIZE)
 
 
 def _check_signature(tree: ast.Module, signature: Signature) -> ast.Module:
@@ -472,8 +667,8 @@ def load_function(program: ast.Module | types.CodeType, signature: Signature, fi
     """Execute a checked module (its AST or compiled code) in a fresh namespace; return the role function.
 
     The namespace's builtins are :data:`SAFE_BUILTINS` (no ``type``, ``object`` or class
-    statements; a ``hash`` that refuses address-based hashes), and ``import`` reaches
-    ``numpy`` and ``math`` only.
+    statements; a ``hash`` that refuses address-based hashes, a NaN's included; a
+    ``print`` that does nothing), and ``import`` reaches ``numpy`` and ``math`` only.
     """
     code = program if isinstance(program, types.CodeType) else compile(program, filename, "exec")
     safe = dict(SAFE_BUILTINS)
