@@ -231,6 +231,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(f"  #{node.id} [{node.type}] by {node.contributor}, N={node.N}, E={node.E:.3g}: {node.text[:100]}")
     print(operator_table(proposals))
     print(f"LLM calls: {json.dumps(state.ledger.get('calls', {}))}")
+    print("\n".join(report.boundary_lines(run.events(), state.ledger)))
     return 0
 
 

@@ -31,7 +31,7 @@ from relic_envs.errors import InvalidConfig
 from relic_envs.seeds import seed_source
 from relic_learner import artifacts, killpoints, prompts
 from relic_learner.batches import Batch
-from relic_learner.boundary import strip_code
+from relic_learner.boundary import strip, tally
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.intake import Rejection, intake
 from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient
@@ -386,11 +386,11 @@ class Relic(StreamLoop):
         killpoints.reached("llm")
         role = self.roles[key[1]]
         artifacts.save_transcript(self.run.path, f"b{key[0]}-{role}-{tag}", {"messages": messages, "reply": text})
-        clean, removed = strip_code(text)
-        if removed:  # the reply is the only text that leaves this role: code never does
-            self.run.event("boundary", b=self.state.b, role=role, tag=tag, removed=removed,
-                           rejected=not clean)
-        return clean or None
+        cut = strip(text)
+        if cut.segments:  # the reply is the only text that leaves this role: code never does
+            self.run.event("boundary", b=self.state.b, role=role, tag=tag, removed=cut.segments, lines=cut.lines,
+                           chars=cut.chars, forms=dict(cut.forms), rejected=not cut.text)
+        return cut.text or None
 
     def _end_batch(self) -> None:
         s, c = self.state, self.config
@@ -460,7 +460,8 @@ class Relic(StreamLoop):
         self.run.write_json("trees.json", {r: t.to_dict() for r, t in s.trees.items()})
         (self.run.path / "operators.md").write_text(operator_table(self.run.proposals()))
         self.run.write_json("curve.json", s.curve)
-        self.run.event("run_end", score=s.incumbent_score, incumbent=dict(s.incumbent), ledger=self.llm.ledger.snapshot())
+        self.run.event("run_end", score=s.incumbent_score, incumbent=dict(s.incumbent), ledger=self.llm.ledger.snapshot(),
+                       boundary=tally(self.run.events()))
         plot_curve(s.curve, self.run.path / "curve.png", self.config.env)
 
 

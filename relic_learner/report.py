@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from relic_learner.boundary import tally
+
 
 def lineage(tree: Any, node_id: int) -> list[Any]:
     """The nodes from the seed (root) to ``node_id``, in order."""
@@ -110,3 +112,15 @@ def curve_lines(curve: list[dict[str, Any]]) -> list[str]:
         lines.append(f"{point['b']} | {point['start']:.6g} | {end if end is None else format(end, '.6g')} | "
                      f"{seeds if seeds is None else format(seeds, '.6g')} | {margin}")
     return lines
+
+
+def boundary_lines(events: list[dict[str, Any]], ledger: dict[str, Any]) -> list[str]:
+    """The information boundary over the whole run: how much code the knowledge replies carried and lost."""
+    total = tally(events)
+    replies = (ledger.get("calls") or {}).get("auxiliary", 0)
+    if not total["replies"]:
+        return [f"information boundary: no code in any of {replies} auxiliary replies (Reveal, Distill, Cross-distill)"]
+    forms = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in total["forms"].items()) or "-"
+    return [f"information boundary: code cut from {total['replies']} of {replies} auxiliary replies "
+            f"({total['rejected']} left empty): {total['segments']} segments, {total['lines']} lines, "
+            f"{total['chars']} characters removed (by form: {forms})"]
