@@ -66,8 +66,12 @@ class InvalidReturn(RelicError, ValueError):
 class InvalidAction(RelicError, ValueError):
     """An action passed to an environment's ``step`` that the benchmark cannot apply.
 
-    Raised by the PettingZoo envs in their default ``on_invalid="raise"`` mode, before
-    any state changes, so the episode can go on with a corrected action.
+    Raised by the PettingZoo envs made with ``on_invalid="raise"`` (an opt-in for
+    debugging; the default ``"penalize"`` refuses the action, charges a penalty and
+    reports it in ``infos[agent]["invalid_actions"]`` instead), before any state
+    changes, so the episode can go on with a corrected action. Malformed ``step``
+    arguments (not a dict, a live agent's action missing, an agent that is not live)
+    raise it in every mode.
 
     Attributes
     ----------

@@ -10,23 +10,38 @@ last step's ``infos`` carry the raw objective.
 Invalid actions (``on_invalid``)
 --------------------------------
 An action the benchmark cannot apply (wrong type, shape or dtype, a value outside the
-domain, a masked-out node) is handled in one of three ways:
+domain, an entry the ``action_mask`` forbids) is handled in one of three ways:
 
-``"raise"`` (default)
+``"penalize"`` (default)
+    Refused, penalised and reported, never raised: the refused action becomes
+    :data:`~relic_envs.core.benchmark.WAIT` and the episode goes on. What ``WAIT``
+    does per family: a DCOP role holds its values; a MAPP agent stays where it is and
+    spends nothing; a MAS resource idles until the next event (where a MAS-JD/FS team
+    has only refused or idle answers and nothing else can happen, the episode ends and
+    the unfinished jobs are charged at the horizon); a CO role skips where skipping is
+    allowed, else the evaluator makes its deterministic fallback choice. This is what
+    PettingZoo's classic games do with an illegal move, and what its test kit (which
+    samples actions without the mask) and RL libraries sampling without masks need.
+``"raise"`` (opt-in, for debugging)
     ``step`` raises :class:`~relic_envs.errors.InvalidAction` naming the agent, the
     reason and the value, before anything changes: the episode can go on.
-``"penalize"``
-    The refused action becomes :data:`~relic_envs.core.benchmark.WAIT` (a DCOP role
-    holds its values, a routing agent stays put) and the episode goes on.
 ``"program"``
-    The paper's program semantics: a DCOP rollout is void (the episode ends there), a
-    routing agent is sent home (the depot fallback).
+    The paper's program semantics: a DCOP or MAS rollout is void (the episode ends
+    there, ``infos["void"]`` names role and reason), a MAPP agent is sent home (the
+    depot fallback), a CO answer is repaired (the deterministic fallback, counted in
+    ``infos["repairs"]``).
 
 In both non-raising modes every refused action costs the team ``penalty = hi - lo + 1``
 where ``[lo, hi]`` bounds the score of every valid episode of the instance
 (``Benchmark.score_bounds``), so an episode with an invalid action always returns less
-than every valid episode. Every refusal is listed in that step's ``infos`` under
-``"invalid_actions"`` (role, reason, detail), with the penalty charged.
+than every valid episode. Every refusal is listed in that step's ``infos[agent]`` under
+``"invalid_actions"`` (a list of ``{"role", "reason", "detail"}``), with the step's
+total ``"penalty"``; a step without refusals has neither key. The raw ``objective`` in
+the last step's ``infos`` is the paper's, without penalties.
+
+Malformed ``step`` arguments (not a dict, actions for agents that are not live, a live
+agent's action missing) are caller bugs, not actions, and raise ``InvalidAction`` in
+every mode.
 """
 
 from __future__ import annotations
@@ -43,7 +58,7 @@ from relic_envs.core.benchmark import WAIT, Benchmark, Episode, Invalid
 from relic_envs.core.instance import Instance
 from relic_envs.errors import InvalidAction, InvalidConfig
 
-ON_INVALID = ("raise", "penalize", "program")
+ON_INVALID = ("penalize", "raise", "program")  # the first is the default
 RENDER_MODES = ("human", "rgb_array")
 
 
@@ -68,7 +83,9 @@ class RelicParallelEnv(ParallelEnv):
         ``None``, ``"rgb_array"`` (``render()`` returns an ``(H, W, 3)`` uint8 frame) or
         ``"human"`` (a matplotlib window). Needs matplotlib.
     on_invalid:
-        ``"raise"`` (default), ``"penalize"`` or ``"program"``: see the module docs.
+        ``"penalize"`` (default: an illegal action is refused, penalised and reported in
+        ``infos["invalid_actions"]``), ``"raise"`` (opt-in, for debugging) or
+        ``"program"`` (the paper's program semantics): see the module docs.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "is_parallelizable": True, "render_fps": 4}
@@ -82,7 +99,7 @@ class RelicParallelEnv(ParallelEnv):
         interface: str = "paper",
         max_cycles: int | None = None,
         render_mode: str | None = None,
-        on_invalid: str = "raise",
+        on_invalid: str = "penalize",
     ):
         benchmark.check_interface(interface)
         if render_mode is not None and render_mode not in RENDER_MODES:

@@ -110,7 +110,7 @@ def make(
     regime: str | None = None,
     max_cycles: int | None = None,
     render_mode: str | None = None,
-    on_invalid: str = "raise",
+    on_invalid: str = "penalize",
 ) -> Any:
     """Make a benchmark's PettingZoo environment.
 
@@ -121,8 +121,15 @@ def make(
     api:
         ``"parallel"`` for a ``ParallelEnv`` (all roles act at once), ``"aec"`` for the
         AEC form (PettingZoo's ``parallel_to_aec`` of the same env).
-    interface, instances, regime, max_cycles, render_mode, on_invalid:
+    interface, instances, regime, max_cycles, render_mode:
         See :class:`~relic_envs.core.env.RelicParallelEnv`.
+    on_invalid:
+        What ``step`` does with an action the benchmark cannot apply: ``"penalize"``
+        (default) refuses it, charges the team a penalty and lists it in
+        ``infos[agent]["invalid_actions"]``; ``"raise"`` raises
+        :class:`~relic_envs.errors.InvalidAction` (opt-in, for debugging);
+        ``"program"`` applies the paper's program semantics. See
+        :mod:`relic_envs.core.env`.
 
     Examples
     --------

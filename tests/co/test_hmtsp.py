@@ -87,7 +87,7 @@ def test_invalid_answers_are_repaired_to_the_cheapest_candidate_and_counted():
 
 
 def test_env_modes_on_a_repaired_answer():
-    env = relic_envs.make("hmtsp", instances=[tiny()])
+    env = relic_envs.make("hmtsp", instances=[tiny()], on_invalid="raise")
     obs, _ = env.reset()
     with pytest.raises(InvalidAction, match="agent 'A'"):
         env.step({"A": 1.5, "B": -1, "C": -1})
@@ -96,6 +96,11 @@ def test_env_modes_on_a_repaired_answer():
     _, _, _, _, infos = program.step({"A": 1.5, "B": -1, "C": -1})
     assert infos["A"]["invalid_actions"][0]["reason"] == "type"
     assert program.episode.repairs["A"] == 1 and program.episode.state.routes[0] == [0]
+    default = relic_envs.make("hmtsp", instances=[tiny()])  # "penalize": refused, charged, reported, not repaired
+    default.reset()
+    _, _, _, _, infos = default.step({"A": 1.5, "B": -1, "C": -1})
+    assert infos["A"]["invalid_actions"][0]["reason"] == "type" and infos["A"]["penalty"] > 0
+    assert default.episode.repairs["A"] == 0
 
 
 def test_bad_instances_are_refused():

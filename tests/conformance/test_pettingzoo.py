@@ -1,7 +1,15 @@
-"""PettingZoo's own conformance kit on every built benchmark, made through its registry."""
+"""PettingZoo's own conformance kit on every built benchmark, made as a user makes it:
+through PettingZoo's registry with no keyword (``interface="alt"`` is the only one, where
+that interface exists), both APIs, each check with the kit's own default arguments.
+
+The kit samples actions without the action mask (``parallel_seed_test``, ``state_test``,
+``max_cycles_test``): the default ``on_invalid="penalize"`` refuses such an action,
+charges the penalty and reports it in ``infos``, never raises (docs/env.md).
+"""
 
 from __future__ import annotations
 
+import importlib
 import types
 import warnings
 
@@ -23,6 +31,7 @@ import relic_envs
 BUILT = relic_envs.names()
 # Every (benchmark, interface) pair: the kit runs on the paper's and the alternative interface.
 CASES = [(n, i) for n in BUILT for i in relic_envs.get_benchmark(n).interfaces]
+IDS = [f"{n}-{i}" for n, i in CASES]
 
 # PettingZoo's kit warns about choices DESIGN.md makes on purpose; any other warning fails.
 EXPECTED_WARNINGS = (
@@ -35,10 +44,13 @@ EXPECTED_WARNINGS = (
     # MAPP's state holds prizes / request values, which no instance-independent bound caps.
     "Environment's maximum state space value is infinity",
 )
-# The kit checks that sample actions without the action mask run in "penalize" mode: in
-# the default "raise" mode a masked-out MAPP node raises InvalidAction (DCOP samples are
-# always valid). The checks that use the mask run in the default mode.
-UNMASKED = {"on_invalid": "penalize"}
+
+
+def _make(api, name, interface, **kwargs):
+    """The env from PettingZoo's registry, with no keyword but the interface ("paper" needs none)."""
+    if interface != "paper":
+        kwargs["interface"] = interface
+    return pettingzoo.make(api, f"relic/{name}-v0", **kwargs)
 
 
 def _run_checked(check, *args, **kwargs):
@@ -49,59 +61,86 @@ def _run_checked(check, *args, **kwargs):
     assert not unexpected, unexpected
 
 
+def test_the_kit_covers_every_benchmark_and_interface():
+    assert len(BUILT) == 14 and len(CASES) == 20  # 14 paper interfaces + 6 alternative (MAPP, MAS)
+
+
 @pytest.mark.parametrize("name", BUILT)
 def test_registered_in_pettingzoo(name):
     env = pettingzoo.make("parallel", f"relic/{name}-v0")
     assert isinstance(env, pettingzoo.ParallelEnv)
     assert isinstance(pettingzoo.make("aec", f"relic/{name}-v0"), pettingzoo.AECEnv)
+    assert env.on_invalid == "penalize"  # the default: refuse, penalise, report in infos
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_parallel_api(name, interface):
-    _run_checked(parallel_api_test, pettingzoo.make("parallel", f"relic/{name}-v0", interface=interface), num_cycles=60)
+    _run_checked(parallel_api_test, _make("parallel", name, interface))
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_aec_api(name, interface):
-    _run_checked(api_test, pettingzoo.make("aec", f"relic/{name}-v0", interface=interface), num_cycles=60)
+    _run_checked(api_test, _make("aec", name, interface))
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_seed(name, interface):
-    _run_checked(seed_test, lambda: pettingzoo.make("aec", f"relic/{name}-v0", interface=interface), num_cycles=20)
+    _run_checked(seed_test, lambda: _make("aec", name, interface))
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_parallel_seed(name, interface):
-    _run_checked(
-        parallel_seed_test,
-        lambda: pettingzoo.make("parallel", f"relic/{name}-v0", interface=interface, **UNMASKED),
-        num_cycles=20,
-    )
+    _run_checked(parallel_seed_test, lambda: _make("parallel", name, interface))
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_state(name, interface):
-    make = lambda api: pettingzoo.make(api, f"relic/{name}-v0", interface=interface, **UNMASKED)  # noqa: E731
-    _run_checked(state_test, make("aec"), make("parallel"), num_cycles=12)
+    """state_test(aec_env, parallel_env): the AEC episode samples unmasked actions."""
+    _run_checked(state_test, _make("aec", name, interface), _make("parallel", name, interface))
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+MAX_CYCLES_RUNS = 20
+
+
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_max_cycles(name, interface):
-    """PettingZoo's max_cycles_test, 100 runs. Each run's env is seeded (run k: seed k) so
-    a failure replays: in MAPP an unmasked sample is the depot with chance 1/N per step,
-    and three agents all going home within 4 steps would end the episode early."""
-    for run in range(100):
+    """PettingZoo's max_cycles_test on the benchmark's own ``envs`` module (the
+    ``parallel_env``/``env`` the registry calls), both APIs, unmasked samples.
 
-        def factory(api, max_cycles, run=run):
-            env = relic_envs.make(name, api=api, interface=interface, max_cycles=max_cycles, **UNMASKED)
-            env.reset(seed=run)  # seeds the instance stream and the action spaces the kit samples from
+    Each run's env is seeded (run k: seed k, which also seeds the action spaces the kit
+    samples from) so a failure replays: the kit assumes an episode outlives 4 steps, and
+    a MAPP episode ends sooner when all three agents sample the depot (a legal move)
+    within 3 steps, about once in 2e4 unseeded episodes.
+    """
+    module = importlib.import_module(relic_envs.spec(name).entry_point.split(":")[0])
+    extra = {} if interface == "paper" else {"interface": interface}
+    for run in range(MAX_CYCLES_RUNS):
+
+        def seeded(make, max_cycles, run=run):
+            env = make(max_cycles=max_cycles, **extra)
+            env.reset(seed=run)
             return env
 
-        module = types.SimpleNamespace(
-            parallel_env=lambda **kw: factory("parallel", **kw), env=lambda **kw: factory("aec", **kw)
+        kit_module = types.SimpleNamespace(
+            parallel_env=lambda max_cycles, run=run: seeded(module.parallel_env, max_cycles, run),
+            env=lambda max_cycles, run=run: seeded(module.env, max_cycles, run),
         )
-        _run_checked(max_cycles_test, module)
+        _run_checked(max_cycles_test, kit_module)
+
+
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
+def test_render(name, interface):
+    """PettingZoo's render_test (an AEC check): "rgb_array" gives (H, W, 3) uint8 frames,
+    "human" returns None (a matplotlib window; with the Agg backend it draws off-screen);
+    and the parallel env renders the same frame."""
+    pytest.importorskip("matplotlib")
+    _run_checked(render_test, lambda render_mode: _make("aec", name, interface, render_mode=render_mode))
+    aec, par = (_make(api, name, interface, render_mode="rgb_array") for api in ("aec", "parallel"))
+    aec.reset(seed=3)
+    par.reset(seed=3)
+    frame = par.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    assert np.array_equal(frame, aec.render())
 
 
 def _random_action(space, rng):
@@ -110,14 +149,16 @@ def _random_action(space, rng):
     return int(space.start + rng.integers(0, space.n))  # Discrete (MAPP node ids), masks ignored on purpose
 
 
-@pytest.mark.parametrize("on_invalid", ["penalize", "program"])
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize("on_invalid", [None, "program"], ids=["default", "program"])
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_multistep_determinism(name, interface, on_invalid):
-    """Two envs, same seed, same sampled actions: identical trajectories for a whole episode.
+    """Two envs, same seed, same sampled actions (mask ignored): identical trajectories
+    for a whole episode, in the default mode and in "program" mode.
 
     (PettingZoo 1.27's parallel_seed_test stops after one step.)
     """
-    envs = [relic_envs.make(name, interface=interface, on_invalid=on_invalid) for _ in range(2)]
+    mode = {} if on_invalid is None else {"on_invalid": on_invalid}
+    envs = [_make("parallel", name, interface, **mode) for _ in range(2)]
     traces = []
     for env in envs:
         obs, _ = env.reset(seed=7)
@@ -145,7 +186,7 @@ def _equal(a, b) -> bool:
     return bool(np.array_equal(a, b))
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_episode_return_equals_final_score(name, interface):
     """Shared reward = per-step change of score, so the return is the final score."""
     s = relic_envs.splits(name)
@@ -167,7 +208,7 @@ def test_episode_return_equals_final_score(name, interface):
     assert info["A"]["score"] == pytest.approx(env.benchmark.score(info["A"]["objective"]))
 
 
-@pytest.mark.parametrize(("name", "interface"), CASES)
+@pytest.mark.parametrize(("name", "interface"), CASES, ids=IDS)
 def test_observations_fit_spaces_and_signatures(name, interface):
     env = relic_envs.make(name, interface=interface)
     obs, _ = env.reset(seed=0)
@@ -186,11 +227,3 @@ def test_max_cycles_truncates():
         obs, rew, term, trunc, info = env.step({a: obs[a]["cur"] for a in env.agents})
     assert all(trunc.values()) and not any(term.values())
     assert env.agents == []
-
-
-@pytest.mark.parametrize(("name", "interface"), CASES)
-def test_render(name, interface):
-    """PettingZoo's render_test: "rgb_array" gives (H, W, 3) uint8 frames, "human" returns None
-    (a matplotlib window; with the Agg backend it draws off-screen)."""
-    pytest.importorskip("matplotlib")
-    _run_checked(render_test, lambda render_mode: relic_envs.make(name, api="aec", interface=interface, render_mode=render_mode))

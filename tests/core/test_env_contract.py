@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pettingzoo
 import pytest
 
 import relic_envs
@@ -84,9 +85,49 @@ def test_an_invalid_action_returns_less_than_every_valid_episode(name, on_invali
     assert all(terms.values()) == voided
 
 
+def _bad_step(env, obs):
+    """The seed team's actions with one acting role's replaced by a malformed one: B's, or
+    the deciding role's where one role decides per step (CO)."""
+    seeds = SEEDS.team(env.benchmark.name, "paper")
+    actions = {r: seeds[r](obs[r]) for r in env.agents}
+    role = "B" if env.episode.acting("B") else next(r for r in env.agents if env.episode.acting(r))
+    return actions, role, dict(actions, **{role: _bad_action(env, obs, role)})
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_default_refuses_penalises_and_reports(name):
+    """With no keyword an invalid action is refused, never raised: the team pays the
+    penalty, the refusal is listed in every agent's infos, and the step is the
+    explicit "penalize" mode's exactly (PettingZoo's classic-env convention)."""
+    env = relic_envs.make(name, instances=[_instance(name)])
+    assert env.on_invalid == "penalize"
+    obs, _ = env.reset(seed=0)
+    actions, role, bad = _bad_step(env, obs)
+    _, rewards, _, _, infos = env.step(bad)  # no exception
+    lo, hi = env.benchmark.score_bounds(env.instance)
+    for agent in env.possible_agents:
+        (entry,) = infos[agent]["invalid_actions"]
+        assert entry["role"] == role and entry["reason"] in ("domain", "range") and entry["detail"]
+        assert infos[agent]["penalty"] == hi - lo + 1
+    score = env.benchmark.score(env.episode.objective())  # the paper's objective, without the penalty
+    assert rewards == {a: pytest.approx(score - (hi - lo + 1)) for a in env.possible_agents}
+    explicit = relic_envs.make(name, instances=[_instance(name)], on_invalid="penalize")
+    explicit.reset(seed=0)
+    again = explicit.step(bad)
+    assert again[1] == rewards and again[4] == infos and np.array_equal(explicit.state(), env.state())
+    # A valid step reports nothing.
+    env.reset(seed=0)
+    _, _, _, _, infos = env.step(actions)
+    assert not any("invalid_actions" in i or "penalty" in i for i in infos.values())
+    # The PettingZoo registry's constructors have the same default.
+    assert pettingzoo.make("parallel", f"relic/{name}-v0").on_invalid == "penalize"
+    assert pettingzoo.make("aec", f"relic/{name}-v0").unwrapped.on_invalid == "penalize"
+
+
 @pytest.mark.parametrize("name", BUILT)
 def test_raise_mode_names_the_agent_and_loses_nothing(name):
-    env = relic_envs.make(name, instances=[_instance(name)])
+    """on_invalid="raise" is the opt-in for debugging: the same action raises, naming the agent."""
+    env = relic_envs.make(name, instances=[_instance(name)], on_invalid="raise")
     seeds = SEEDS.team(name, "paper")
     obs, _ = env.reset(seed=0)
     state = env.state()
@@ -99,7 +140,7 @@ def test_raise_mode_names_the_agent_and_loses_nothing(name):
     assert caught.value.agent == role and caught.value.reason in ("domain", "range")
     assert np.array_equal(env.state(), state)
     after = env.step(actions)
-    fresh = relic_envs.make(name, instances=[_instance(name)])
+    fresh = relic_envs.make(name, instances=[_instance(name)], on_invalid="raise")
     fresh.reset(seed=0)
     expected = fresh.step(actions)
     assert after[1] == expected[1] and np.array_equal(env.state(), fresh.state())
@@ -129,15 +170,19 @@ def test_sampled_actions_differ_between_agents(name):
 
 
 def test_bad_step_inputs_raise_one_clear_line():
-    env = relic_envs.make("dgc")
-    obs, _ = env.reset(seed=0)
-    hold = {a: obs[a]["cur"] for a in env.agents}
-    with pytest.raises(InvalidAction, match=r"takes a dict \{agent: action\}"):
-        env.step([hold["A"], hold["B"], hold["C"]])
-    with pytest.raises(InvalidAction, match="not live.*'D'"):
-        env.step({**hold, "D": hold["A"]})
-    with pytest.raises(InvalidAction, match="missing \\['C'\\]"):
-        env.step({"A": hold["A"], "B": hold["B"]})
+    # A malformed step() argument is a caller bug, not an action: it raises in every mode.
+    for on_invalid in ("penalize", "program", "raise"):
+        env = relic_envs.make("dgc", on_invalid=on_invalid)
+        obs, _ = env.reset(seed=0)
+        hold = {a: obs[a]["cur"] for a in env.agents}
+        with pytest.raises(InvalidAction, match=r"takes a dict \{agent: action\}"):
+            env.step([hold["A"], hold["B"], hold["C"]])
+        with pytest.raises(InvalidAction, match="not live.*'D'"):
+            env.step({**hold, "D": hold["A"]})
+        with pytest.raises(InvalidAction, match="missing \\['C'\\]"):
+            env.step({"A": hold["A"], "B": hold["B"]})
+    # A malformed action raises in the opt-in "raise" mode (the default refuses it).
+    assert env.on_invalid == "raise"
     with pytest.raises(InvalidAction, match="agent 'A'.*integer array"):
         env.step({**hold, "A": hold["A"].astype(float)})
     with pytest.raises(InvalidAction, match="agent 'A'.*shape"):
