@@ -8,6 +8,8 @@ written into ``docs/``.
 
 from __future__ import annotations
 
+import re
+
 from mkdocs.structure.files import File
 
 import relic_envs
@@ -18,7 +20,26 @@ RESULTS_PAGE = {"mapp": "mapp.md", "mas": "mas.md", "co": "co.md", "dcop": "dcop
 
 
 def _space(space) -> str:
-    return str(space).replace("|", "\\|")
+    """A space's repr on one table row: numpy's reprs wrap long arrays onto new lines."""
+    nvec = getattr(space, "nvec", None)
+    if nvec is not None and nvec.ndim == 1 and len(set(nvec.tolist())) == 1:  # MultiDiscrete([3 3 ... 3])
+        return f"MultiDiscrete([{int(nvec[0])}] * {len(nvec)})"
+    return " ".join(str(space).split()).replace("|", "\\|")
+
+
+# A Sphinx role the docstrings use (``:class:`~a.b.C```) as Markdown renders it inside
+# mkdocstrings' output: ``:class:<code>~a.b.C</code>``. MkDocs has no roles, so the
+# page shows the code alone, as Sphinx would (``~`` keeps the last name only).
+_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):<code>(~?)([^<]*)</code>")
+
+
+def _role(match: re.Match) -> str:
+    tilde, target = match.groups()
+    return f"<code>{target.rsplit('.', 1)[-1] if tilde else target}</code>"
+
+
+def on_page_content(html, page, config, files):
+    return _ROLE.sub(_role, html)
 
 
 def benchmark_page(name: str) -> str:

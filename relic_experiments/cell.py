@@ -100,15 +100,17 @@ def _search_class(cell: Cell):
     return method(cell.method)
 
 
-def _search(cell: Cell, path: Path, out: Path, rate_limiter: RateLimiter | None):
+def _search(cell: Cell, path: Path, out: Path, rate_limiter: RateLimiter | None, retry_failed: bool = False):
     """The cell's search, resumed from its checkpoint when there is one.
 
     The openai backend's response cache is the grid's (``OUT/llm_cache``, shared by every
-    cell: a rerun costs no calls however its run directories were lost) and every call
+    cell: a rerun costs no calls however its run directories were lost, failed calls
+    included, which are replayed as failures unless ``retry_failed``) and every call
     waits for the grid's ``rate_limiter``.
     """
     config = _config(cell)
-    llm = run_client(config, path, cache_dir=out / LLM_CACHE, rate_limiter=rate_limiter)
+    llm = run_client(config, path, cache_dir=out / LLM_CACHE, rate_limiter=rate_limiter,
+                     replay_failures=not retry_failed)
     search_class = _search_class(cell)
     if (path / "checkpoint.pkl").exists():
         return search_class.resume(path, llm=llm)
@@ -136,8 +138,9 @@ def load_result(cell: Cell, out: str | Path) -> CellResult | None:
     return CellResult.from_json(json.loads(path.read_text()), skipped=True)
 
 
-def run_cell(cell: Cell, out: str | Path, *, rate_limiter: RateLimiter | None = None) -> CellResult:
-    """Run (or resume, or skip) one cell; return its result."""
+def run_cell(cell: Cell, out: str | Path, *, rate_limiter: RateLimiter | None = None,
+             retry_failed: bool = False) -> CellResult:
+    """Run (or resume, or skip) one cell; return its result (``retry_failed``: see :func:`_search`)."""
     done = load_result(cell, out)
     if done is not None:
         return done
@@ -145,7 +148,7 @@ def run_cell(cell: Cell, out: str | Path, *, rate_limiter: RateLimiter | None = 
     path.mkdir(parents=True, exist_ok=True)
     (path / "worker.pid").write_text(str(os.getpid()))  # which process runs the cell (tests kill it)
     start = time.perf_counter()
-    search = _search(cell, path, Path(out), rate_limiter)
+    search = _search(cell, path, Path(out), rate_limiter, retry_failed)
     team = search.learn()
     per_instance = test_objectives(cell.env, cell.interface, team)
     ledger = search.llm.ledger.snapshot()

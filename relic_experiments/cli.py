@@ -111,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--workers", type=int, default=1, help="local backend: cells run at once")
     run.add_argument("--address", default=None, help="ray backend: cluster address (default: start a local one)")
     run.add_argument("--dry-run", action="store_true", help="print the cells and what they cost; run nothing")
+    run.add_argument("--retry-failed", action="store_true",
+                     help="ask again the LLM calls whose failure the response cache recorded (default: replay "
+                          "them, so a rerun repeats the first run's results at no cost)")
     run.add_argument("--quiet", action="store_true")
     table = sub.add_parser("table", help="the paper's table from a grid's finished cells")
     table.add_argument("out")
@@ -131,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.dry_run:
                 return _dry_run(spec, args.out)
             report = run_grid(spec, args.out, backend=args.backend, workers=args.workers, address=args.address,
-                              progress=not args.quiet)
+                              progress=not args.quiet, retry_failed=args.retry_failed)
             print(report.summary())
             return 1 if report.failures else 0
         results, spec = _results(args.out)

@@ -27,19 +27,21 @@ from relic_learner.runlog import RunDir
 
 
 def run_client(config: Any, run_path: str | Path, *, cache_dir: str | Path | None = None,
-               rate_limiter: Any = None) -> LLMClient:
+               rate_limiter: Any = None, replay_failures: bool = True) -> LLMClient:
     """The LLM client a run's ``config`` asks for (``llm``, ``base_url``, ``temperature``, ``seed``,
     ``request_timeout_s``).
 
     The openai backend caches responses in ``run_path/llm_cache`` unless ``cache_dir``
     names another (a grid shares one among its cells) and waits for ``rate_limiter``
-    when given; the offline backend is seeded with the run seed.
+    when given, and replays the failures recorded in its cache unless ``replay_failures``
+    is false; the offline backend is seeded with the run seed.
     """
     spec = config.llm
     if spec.startswith("openai:"):
         return make_client(spec, base_url=config.base_url, temperature=config.temperature,
                            cache_dir=str(cache_dir if cache_dir is not None else Path(run_path) / "llm_cache"),
-                           rate_limiter=rate_limiter, timeout_s=getattr(config, "request_timeout_s", 60.0))
+                           rate_limiter=rate_limiter, timeout_s=getattr(config, "request_timeout_s", 60.0),
+                           replay_failures=replay_failures)
     return make_client(spec, seed=config.seed) if spec == "offline" else make_client(spec)
 
 

@@ -39,3 +39,35 @@ def test_request_timeout_reaches_the_client(tmp_path, monkeypatch):
     assert client.timeout_s == 7.5
     with pytest.raises(InvalidConfig, match="request_timeout_s"):
         RelicConfig(env="dgc", request_timeout_s=0)
+
+
+@pytest.mark.parametrize("name", ["dgc", "mapp_pc", "mas_jd", "hmtsp"])
+def test_functional_step_names_a_missing_role(name):
+    """One benchmark per family: a role left out of ``actions`` is named, not a bare KeyError."""
+    import jax
+
+    from relic_envs.core.functional import make
+    from relic_envs.errors import InvalidAction
+
+    fenv = make(name)
+    regime = next(iter(fenv.benchmark.regimes()))
+    instance = fenv.benchmark.generate(regime, __import__("numpy").random.default_rng(0))
+    params = jax.tree.map(lambda a: a[0], fenv.params([instance]))
+    key = jax.random.key(0)
+    obs, state = fenv.reset(key, params)
+    with pytest.raises(InvalidAction, match=r"missing \['B'\]") as err:
+        fenv.step(key, state, {"A": 0, "C": 0}, params)
+    assert err.value.agent is None and err.value.reason == "agent"
+    with pytest.raises(InvalidAction, match=r"unknown \['D'\]"):
+        fenv.step(key, state, {"A": 0, "B": 0, "C": 0, "D": 0}, params)
+
+
+def test_co_refusal_names_the_value_once():
+    import relic_envs
+    from relic_envs.errors import InvalidAction
+
+    env = relic_envs.make("hmtsp", regime="test100", on_invalid="raise")
+    env.reset(seed=0)
+    with pytest.raises(InvalidAction) as err:
+        env.step({a: 5000 for a in env.agents})
+    assert str(err.value).count("5000") == 1, str(err.value)

@@ -399,7 +399,7 @@ class ConstructiveEpisode(Episode):
         why = self.reason(action)
         if why is None:
             return None
-        detail = str(action) if isinstance(action, BaseException) else f"{REASONS[why]}; got {action!r}"
+        detail = str(action) if isinstance(action, BaseException) else REASONS[why]  # InvalidAction appends the value
         return Invalid(role, why, detail)
 
     def step(self, actions: Mapping[str, Any]) -> Invalid | None:

@@ -121,6 +121,7 @@ class ConstructiveFunctionalEnv(FunctionalEnv):
         return self._observe(params, s, self._pending(params, s)), ConstructState(s, score)
 
     def step(self, key, state: ConstructState, actions, params):
+        actions = self._joint(actions)
         params = jax.tree.map(jnp.asarray, params)
         s = state.construction
         pending = self._pending(params, s)

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import abc
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from relic_envs.core.instance import Instance
@@ -107,6 +107,25 @@ class FunctionalEnv(abc.ABC):
         # Leaf dtypes do not depend on the instance size: read them from any instance's spaces.
         reference = self.benchmark.generate(next(iter(self.benchmark.regimes())), np.random.default_rng(0))
         self._dtypes = {r: leaf_dtypes(self.benchmark.observation_space(r, reference, interface)) for r in ROLES}
+
+    def _joint(self, actions: Any) -> dict[str, Any]:
+        """``actions`` checked at trace time: a dict with exactly one action per role.
+
+        A missing or unknown role is a structural mistake in the caller's code, not a
+        refusable move, so it raises (once, while tracing) with the roles named.
+        """
+        from relic_envs.errors import InvalidAction
+
+        if not isinstance(actions, Mapping):
+            raise InvalidAction(None, "type", f"step() takes a dict {{role: action}} for roles {list(self.roles)}", actions)
+        missing = [r for r in self.roles if r not in actions]
+        extra = [r for r in actions if r not in self.roles]
+        if missing or extra:
+            what = "; ".join(
+                part for part in (missing and f"missing {missing}", extra and f"unknown {extra}") if part
+            )
+            raise InvalidAction(None, "agent", f"step() needs one action per role {list(self.roles)}: {what}", list(actions))
+        return dict(actions)
 
     def _penalties(self, instances: Sequence[Instance]):
         """Check the instances; ``(B,)`` the penalty of a refused action, ``hi - lo + 1``, per instance."""

@@ -121,8 +121,18 @@ def make(
     api:
         ``"parallel"`` for a ``ParallelEnv`` (all roles act at once), ``"aec"`` for the
         AEC form (PettingZoo's ``parallel_to_aec`` of the same env).
-    interface, instances, regime, max_cycles, render_mode:
-        See :class:`~relic_envs.core.env.RelicParallelEnv`.
+    interface:
+        ``"paper"`` (the paper's A/B/C signatures, default) or ``"alt"`` (MAPP and MAS).
+    instances:
+        Instances to play (``reset(seed=k)`` plays ``instances[k % len]``); default:
+        fresh instances of ``regime`` from the generator.
+    regime:
+        Generator regime for fresh instances (default: the benchmark's test regime).
+    max_cycles:
+        Truncate after this many steps (default: the benchmark's natural length).
+    render_mode:
+        ``None``, ``"rgb_array"`` or ``"human"``; see
+        :class:`~relic_envs.core.env.RelicParallelEnv`.
     on_invalid:
         What ``step`` does with an action the benchmark cannot apply: ``"penalize"``
         (default) refuses it, charges the team a penalty and lists it in

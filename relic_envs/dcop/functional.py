@@ -64,6 +64,7 @@ class DCOPFunctionalEnv(FunctionalEnv):
         return self._observe(params, sweep), DCOPState(sweep, jnp.zeros((), jnp.result_type(float)))
 
     def step(self, key, state: DCOPState, actions, params):
+        actions = self._joint(actions)
         params = jax.tree.map(jnp.asarray, params)
         sweep = state.sweep
         landscape = self._problem.landscape(params, sweep.x)

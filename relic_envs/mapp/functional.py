@@ -62,6 +62,7 @@ class RoutingFunctionalEnv(FunctionalEnv):
         return self._observe(params, routing), RoutingState(routing, jnp.zeros((), params["dist"].dtype))
 
     def step(self, key, state: RoutingState, actions, params):
+        actions = self._joint(actions)
         params = jax.tree.map(jnp.asarray, params)
         routing = state.routing
         refused = []

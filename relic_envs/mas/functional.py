@@ -94,6 +94,7 @@ class DispatchFunctionalEnv(FunctionalEnv):
         return ruled, refused
 
     def step(self, key, state: DispatchState, actions, params):
+        actions = self._joint(actions)
         params = jax.tree.map(jnp.asarray, params)
         before = state.dispatch
         answers = [jd.as_job(r, actions[r]) for r in ROLES]

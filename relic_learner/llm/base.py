@@ -69,14 +69,17 @@ class LLMCallFailed(RelicError):
         One of ``"timeout"``, ``"rate_limited"``, ``"server_error"``, ``"malformed"``,
         ``"empty"``, ``"auth"``, ``"bad_request"``, ``"connection"``.
     attempts:
-        HTTP attempts made before giving up.
+        HTTP attempts made before giving up (0 for a failure replayed from the cache).
+    cached:
+        Whether this is a recorded failure replayed from the response cache.
     """
 
-    def __init__(self, reason: str, message: str, *, attempts: int):
+    def __init__(self, reason: str, message: str, *, attempts: int, cached: bool = False):
         if reason not in FAILURE_REASONS:
             raise ValueError(f"reason must be one of {', '.join(FAILURE_REASONS)}; got {reason!r}")
         self.reason = reason
         self.attempts = attempts
+        self.cached = cached
         self.message = message
         super().__init__(f"{reason} after {attempts} attempt(s): {message}")
 

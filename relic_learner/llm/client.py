@@ -78,7 +78,8 @@ class LLMClient(abc.ABC):
             completion = self._complete(messages, purpose, tag=tag, cache_salt=cache_salt)
         except LLMCallFailed as exc:
             elapsed = time.perf_counter() - start
-            self.ledger.record_failure(purpose, tag=tag, reason=exc.reason, attempts=exc.attempts, latency_s=elapsed)
+            self.ledger.record_failure(purpose, tag=tag, reason=exc.reason, attempts=exc.attempts, latency_s=elapsed,
+                                      cached=getattr(exc, "cached", False))
             raise
         self.ledger.record(completion, tag=tag)
         return completion

@@ -90,10 +90,13 @@ class CallLedger:
                 self.completion_tokens += completion.completion_tokens
 
     def record_failure(
-        self, purpose: str, *, tag: str | None, reason: str, attempts: int, latency_s: float = 0.0
+        self, purpose: str, *, tag: str | None, reason: str, attempts: int, latency_s: float = 0.0,
+        cached: bool = False,
     ) -> None:
-        """Count one logical call that failed with ``reason`` after ``attempts`` attempts."""
+        """Count one logical call that failed with ``reason`` after ``attempts`` attempts (or replayed, ``cached``)."""
         with self._lock:
+            if cached:
+                self.cache_hits += 1
             self.calls[purpose] += 1
             self.failed_calls[purpose] += 1
             if tag is not None:

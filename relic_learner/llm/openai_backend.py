@@ -28,6 +28,11 @@ reason             cause                           handling
 
 After the allowed attempts the call raises
 :class:`~relic_learner.llm.base.LLMCallFailed` with that reason; the ledger counts it.
+
+With a response cache, the failure is recorded beside the answers (``auth`` excepted: a
+wrong key is the run's fault, not the request's) and, by default, replayed when the same
+request comes again, so a rerun that lost its run directories makes the same decisions
+at no cost; ``replay_failures=False`` asks recorded failures again instead.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import time
 from typing import Any
 
 from relic_envs.errors import InvalidConfig, MissingExtra
-from relic_learner.llm.base import Completion, LLMCallFailed
+from relic_learner.llm.base import FAILURE_REASONS, Completion, LLMCallFailed
 from relic_learner.llm.cache import ResponseCache
 from relic_learner.llm.client import LLMClient
 from relic_learner.llm.ledger import CallLedger
@@ -94,6 +99,13 @@ class OpenAIClient(LLMClient):
         ``backoff_s * 2**retry``); a ``Retry-After`` header replaces it, capped at ``backoff_max_s``.
     cache_dir:
         Directory of a :class:`~relic_learner.llm.cache.ResponseCache`; ``None`` disables caching.
+        A call that fails for good (after its retries) is recorded there too, except an
+        ``auth`` failure (the run's key, not the request, was at fault).
+    replay_failures:
+        ``True`` (default): a recorded failure is replayed (:class:`LLMCallFailed`, no
+        request), so a rerun that lost its run directories makes the same decisions at
+        no cost. ``False``: recorded failures are asked again and a fresh answer
+        replaces the record (``relic-grid run --retry-failed``; results may change).
     logger:
         Where retries and failures are logged; default ``relic_learner.llm.openai``.
     ledger:
@@ -128,8 +140,10 @@ class OpenAIClient(LLMClient):
         logger: logging.Logger | None = None,
         ledger: CallLedger | None = None,
         rate_limiter: RateLimiter | None = None,
+        replay_failures: bool = True,
     ):
         super().__init__(ledger=ledger)
+        self.replay_failures = bool(replay_failures)
         if openai is None:
             raise MissingExtra("openai", "learner")
         _check(isinstance(model, str) and model.strip() != "", "model", model, "a non-empty model name")
@@ -189,10 +203,15 @@ class OpenAIClient(LLMClient):
         start = time.perf_counter()
         request = self.cache_request(messages, cache_salt)
         if self.cache is not None:
-            hit = _cached_completion(self.cache.get(request))
+            entry = self.cache.get(request)
+            hit = _cached_completion(entry)
             if hit is not None:
                 text, model, p_tok, c_tok = hit
                 return Completion(text, purpose, model, p_tok, c_tok, time.perf_counter() - start, 0, True)
+            failed = _cached_failure(entry) if self.replay_failures else None
+            if failed is not None:
+                raise LLMCallFailed(failed[0], f"replayed from the response cache: {failed[1]}", attempts=0,
+                                    cached=True)
         label = purpose if tag is None else f"{purpose}/{tag}"
         malformed_retries = 0
         attempt = 0
@@ -207,6 +226,8 @@ class OpenAIClient(LLMClient):
                     malformed_retries += 1
                 if not retry:
                     self.log.warning("LLM %s call failed after %d attempt(s): %s: %s", label, attempt, fault.reason, fault.message)
+                    if self.cache is not None and fault.reason != "auth":
+                        self.cache.put(request, {"failed": {"reason": fault.reason, "message": fault.message[:500]}})
                     raise LLMCallFailed(fault.reason, fault.message, attempts=attempt) from None
                 delay = self._delay(attempt, fault.retry_after)
                 self.log.warning(
@@ -325,6 +346,14 @@ def _cached_completion(entry: dict[str, Any] | None) -> tuple[str, str, int, int
     if not (isinstance(text, str) and text.strip() and isinstance(model, str) and _is_int(p_tok) and _is_int(c_tok)):
         return None  # an entry we cannot use is a miss; the fresh answer overwrites it
     return text, model, p_tok, c_tok
+
+
+def _cached_failure(entry: dict[str, Any] | None) -> tuple[str, str] | None:
+    """``(reason, message)`` of a recorded failure, or None (no entry, an answer, or unusable)."""
+    failed = entry.get("failed") if isinstance(entry, dict) else None
+    if not isinstance(failed, dict) or failed.get("reason") not in FAILURE_REASONS:
+        return None
+    return failed["reason"], str(failed.get("message", ""))
 
 
 def _is_int(value: Any) -> bool:

@@ -122,6 +122,92 @@ def page_problems(driver, url: str, cache: dict[str, str | None]) -> list[str]:
     return [f"console: {e['message']}" for e in logged if e["level"] == "SEVERE"] + problems
 
 
+# What a reader would see go wrong on a page, found in the DOM as laid out (issue 39):
+# a Sphinx role printed as text (MkDocs has no roles), a table row split by a newline in
+# a cell (a row with another cell count than the header, or a stray backtick where a
+# code span broke), and a table or pre block wider than its box (cut off, or hidden
+# behind a scrollbar).
+_RENDER_CHECKS = """
+const article = document.querySelector('article') || document.body;
+const out = [];
+const role = article.innerText.match(/:(class|func|meth|mod|attr|data|exc|obj):`?\\S+/g);
+if (role) out.push('raw role markup: ' + role.slice(0, 3).join(', '));
+for (const table of article.querySelectorAll('table')) {
+  const width = table.rows.length ? table.rows[0].cells.length : 0;
+  for (const row of table.rows) {
+    if (row.cells.length !== width) out.push('table row with ' + row.cells.length + ' cells, header has ' + width + ': ' + row.innerText.slice(0, 80));
+    if (row.innerText.includes('`')) out.push('raw backtick in a table row: ' + row.innerText.slice(0, 80));
+  }
+}
+for (const el of article.querySelectorAll('table, pre')) {
+  for (const box of [el, el.parentElement]) {
+    if (box && box.scrollWidth > box.clientWidth + 1)
+      out.push(el.tagName.toLowerCase() + ' clipped: ' + box.scrollWidth + 'px of content in ' + box.clientWidth + 'px: ' + el.innerText.slice(0, 60));
+  }
+}
+return out;
+"""
+
+
+def render_problems(driver) -> list[str]:
+    """What the loaded page shows wrongly: raw role markup, broken table rows, clipped tables and pre blocks."""
+    return driver.execute_script(_RENDER_CHECKS)
+
+
+def _pages(site: Path) -> list[str]:
+    """Every page of the built site, as URL paths (``benchmarks/dgc/``), search and 404 aside."""
+    pages = []
+    for html in sorted(site.rglob("index.html")):
+        rel = html.parent.relative_to(site).as_posix()
+        if not rel.startswith(("search", "assets")):
+            pages.append("" if rel == "." else rel + "/")
+    return pages
+
+
+def test_every_page_shows_its_tables_code_and_api_as_written(site_build, serve, browser):
+    site, built = site_build
+    assert built.returncode == 0, built.stderr[-3000:]
+    base = serve(site)
+    failures = {}
+    pages = _pages(site)
+    assert {"api/", "results/mas/", "benchmarks/dgc/"} <= set(pages)
+    for page in pages:
+        browser.get(f"{base}/{page}")
+        problems = render_problems(browser)
+        if page.startswith("benchmarks/") and page.rstrip("/").split("/")[-1] in relic_envs.names():
+            facts = browser.execute_script(
+                "return Array.from(document.querySelector('article table').rows, r => r.cells[0].innerText);")
+            spaces = [f for f in facts if f.startswith("action space")]
+            if spaces != [f"action space {a}" for a in "ABC"]:
+                problems.append(f"facts table: one row per agent's action space expected, got {spaces}")
+        if problems:
+            failures[page] = problems
+    assert not failures, failures
+
+
+def test_the_render_checker_sees_markup_broken_rows_and_clipping(tmp_path, serve, browser):
+    (tmp_path / "bad.html").write_text(
+        "<html><body style='width:600px'><article>"
+        "<p>See :class:`~relic_envs.core.env.RelicParallelEnv` and :func:<code>names</code>.</p>"
+        "<table><tr><th>fact</th><th>value</th></tr><tr><td>action space A</td><td>`MultiDiscrete([3 3</td></tr>"
+        "<tr><td>3 3])`</td></tr></table>"
+        "<div style='width:300px;overflow:auto'><pre style='white-space:pre'>" + "x" * 400 + "</pre></div>"
+        "</article></body></html>"
+    )
+    (tmp_path / "good.html").write_text(
+        "<html><body><article><table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td><code>x</code></td></tr>"
+        "</table><pre>short</pre></article></body></html>"
+    )
+    base = serve(tmp_path)
+    browser.get(f"{base}/bad.html")
+    text = "\n".join(render_problems(browser))
+    assert "raw role markup" in text and ":class:" in text
+    assert "1 cells, header has 2" in text and "raw backtick" in text
+    assert "pre clipped" in text
+    browser.get(f"{base}/good.html")
+    assert render_problems(browser) == []
+
+
 def test_every_benchmark_page_renders_its_facts_and_picture(site_build, serve, browser):
     site, built = site_build
     assert built.returncode == 0, built.stderr[-3000:]

@@ -257,3 +257,88 @@ def test_usage_prices_the_tokens_each_cell_reported(tmp_path, capsys):
     assert first[:6] == ["relic/dgc-paper/seed0", "190", "195", "2", "2000000", "500000"]
     assert float(first[6]) == pytest.approx(2 * 0.15 + 0.5 * 0.60)
     assert "cost column" in usage_table(results, None, None)
+
+
+def _unshare_net_works() -> bool:
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        return False
+    probe = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--unshare-net", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.slow
+def test_the_cluster_recipe_runs_verbatim_on_a_cluster_started_before_the_key(tmp_path):
+    """docs/grid_cost.md's recipe: `ray start`, then export the key, then run with a relative --out, then table.
+
+    Everything runs in a network namespace with only loopback (``bwrap --unshare-net``), so
+    the test cluster is reachable from nowhere else whatever addresses Ray binds.
+    """
+    pytest.importorskip("ray")
+    if not _unshare_net_works():
+        pytest.skip("needs bubblewrap with network namespaces (scripts/install-sandbox.sh)")
+    script = Path(__file__).with_name("cluster_recipe.py")
+    done = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent",
+                           sys.executable, str(script)], capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["run_rc"] == 0 and "0 failed" in report["run_out"], report["run_out"]
+    # The key exported after `ray start` reached the workers: every request carried it.
+    assert report["requests"] >= 12 and report["authorizations_ok"]
+    # The relative --out is the driver's directory, not the one `ray start` ran in.
+    assert report["cells_under_driver"] == ["runs/recipe/eoh/mapp_pc-paper/seed0",
+                                            "runs/recipe/relic/mapp_pc-paper/seed0"]
+    assert report["cells_under_head"] == []
+    assert report["table_rc"] == 0 and "| relic |" in report["table"] and "| eoh |" in report["table"]
+    assert report["usage_rc"] == 0 and "total (2 cells)" in report["usage"]
+    # The key is in no file of the run and none of Ray's (logs, session files).
+    assert report["secret_in_run_files"] == [] and report["secret_in_ray_files"] == []
+
+
+def test_credentials_come_from_the_driver_and_a_missing_key_fails_before_any_cell(monkeypatch, tmp_path):
+    from relic_experiments.runner import credentials
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    assert credentials(GridSpec(**TINY)) == {}  # offline needs none
+    spec = GridSpec(**{**TINY, "llm": "openai:m"})
+    with pytest.raises(InvalidConfig, match="OPENAI_API_KEY"):
+        run_grid(spec, tmp_path / "g", progress=False)
+    assert not (tmp_path / "g").exists()  # refused before anything was written
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    assert credentials(spec) == {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+
+
+def test_a_rerun_replays_recorded_failures_and_retry_failed_asks_them_again(tmp_path, monkeypatch):
+    """The documented choice: a failed call is recorded in the grid's cache and replayed on rerun
+    (same results, no request); ``retry_failed=True`` asks it again (and may change the results)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    seen = []
+
+    def flaky(body):  # the second request ever made gets an empty answer (a failed call, not retried)
+        seen.append(1)
+        return "" if len(seen) == 2 else _program_reply(body)
+
+    def lose_run_dirs(report):
+        for r in report.results:
+            for f in sorted(r.cell.path(tmp_path / "grid").rglob("*"), reverse=True):
+                f.unlink() if f.is_file() else f.rmdir()
+
+    with _fake_server() as server:
+        server.responder = flaky
+        spec = GridSpec(name="flaky", methods=("eoh",), envs=("mapp_pc",), seeds=(0,), batches=1, proposals=2,
+                        llm="openai:fake-model", base_url=server.base_url)
+        first = run_grid(spec, tmp_path / "grid", progress=False)
+        assert not first.failures
+        assert sum(first.results[0].calls.values()) == 6 and len(server.requests) == 6
+        lose_run_dirs(first)
+        again = run_grid(spec, tmp_path / "grid", progress=False)
+        assert len(server.requests) == 6  # replayed: no request, the failure included
+        assert again.results[0].per_instance == first.results[0].per_instance
+        assert again.results[0].cache_hits == 6
+        lose_run_dirs(again)
+        retried = run_grid(spec, tmp_path / "grid", progress=False, retry_failed=True)
+        assert len(server.requests) == 7  # only the recorded failure was asked again
+        assert retried.results[0].cache_hits == 5

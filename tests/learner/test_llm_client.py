@@ -220,12 +220,28 @@ def test_the_cache_salt_and_sampling_parameters_make_distinct_draws(openai_serve
     assert client.complete(MESSAGES, "proposal", cache_salt=[0, 2]).text == "draw 2"
 
 
-def test_failures_are_not_cached(openai_server, tmp_path):
+def test_an_auth_failure_is_not_recorded(openai_server, tmp_path):
     openai_server.status(401).reply("fine")
     client = client_for(openai_server, cache_dir=tmp_path)
     with pytest.raises(LLMCallFailed):
         client.complete(MESSAGES, "proposal")
     assert client.complete(MESSAGES, "proposal").text == "fine" and len(openai_server.requests) == 2
+
+
+def test_a_failure_is_recorded_and_replayed_unless_asked_again(openai_server, tmp_path):
+    openai_server.empty().reply("fine")
+    client = client_for(openai_server, cache_dir=tmp_path)
+    with pytest.raises(LLMCallFailed) as first:
+        client.complete(MESSAGES, "proposal")
+    assert first.value.reason == "empty" and not first.value.cached
+    with pytest.raises(LLMCallFailed) as replayed:  # a rerun: the same failure, no request
+        client_for(openai_server, cache_dir=tmp_path).complete(MESSAGES, "proposal")
+    assert replayed.value.reason == "empty" and replayed.value.cached and replayed.value.attempts == 0
+    assert len(openai_server.requests) == 1
+    again = client_for(openai_server, cache_dir=tmp_path, replay_failures=False)
+    assert again.complete(MESSAGES, "proposal").text == "fine" and len(openai_server.requests) == 2
+    assert client.complete(MESSAGES, "proposal").text == "fine"  # the fresh answer replaced the record
+    assert len(openai_server.requests) == 2
 
 
 @pytest.mark.parametrize("garbage", ["{not json", json.dumps({"version": 1, "request": {}, "response": {}}), "[]"])
