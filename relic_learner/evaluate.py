@@ -16,6 +16,7 @@ An invalid team has no score.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import hashlib
 import math
@@ -97,6 +98,63 @@ def _status_of(results: Sequence[RolloutResult]) -> Status:
     return OK
 
 
+# Started referees that closed evaluators left, for the next evaluator of this process.
+# A referee costs an interpreter and, per role, a jail and an interpreter to start (about
+# a second of CPU each); a run, a test session or a table makes many evaluators, often of
+# one benchmark. Reuse is as safe as a referee's next job: the referee and each jail's
+# zygote run trusted code only, and every job's programs run in a child forked for that
+# job alone (relic_learner.sandbox). Spares belong to the process that started them: a
+# forked child forgets them without closing them (they are its parent's).
+_SPARES: list[SandboxWorker] = []
+_SPARES_LOCK = threading.Lock()
+_SPARES_MAX = 4
+
+
+def _take_referee() -> SandboxWorker:
+    """A live spare referee (most recently used first), or a new, not yet started one."""
+    with _SPARES_LOCK:
+        while _SPARES:
+            worker = _SPARES.pop()
+            if worker.alive:
+                worker.restarts, worker.isolation = 0, {}  # the new evaluator's own counts
+                return worker
+            worker.close()
+    return SandboxWorker()
+
+
+def _return_referee(worker: SandboxWorker) -> None:
+    if not worker.alive:
+        worker.close()
+        return
+    with _SPARES_LOCK:
+        _SPARES.append(worker)
+        surplus = _SPARES[:-_SPARES_MAX]
+        del _SPARES[:-_SPARES_MAX]
+    for old in surplus:
+        old.close()
+
+
+def close_spare_referees() -> None:
+    """Stop the referees closed evaluators left (also run at interpreter exit)."""
+    with _SPARES_LOCK:
+        spares = list(_SPARES)
+        _SPARES.clear()
+    for worker in spares:
+        worker.close()
+
+
+def _forget_spares_in_child() -> None:
+    global _SPARES_LOCK
+    _SPARES_LOCK = threading.Lock()  # another thread may have held it at the fork
+    for worker in _SPARES:
+        worker.disown()
+    _SPARES.clear()
+
+
+atexit.register(close_spare_referees)
+os.register_at_fork(after_in_child=_forget_spares_in_child)
+
+
 class TeamEvaluator:
     """Evaluate teams of role programs on batches, sandboxed, pooled and cached.
 
@@ -152,7 +210,7 @@ class TeamEvaluator:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._idle: queue.Queue[SandboxWorker] = queue.Queue()
-        self._workers = [SandboxWorker() for _ in range(workers if sandbox else 0)]
+        self._workers = [_take_referee() for _ in range(workers if sandbox else 0)]
         for worker in self._workers:
             self._idle.put(worker)
         self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="relic-eval")
@@ -201,10 +259,11 @@ class TeamEvaluator:
         return [out[i] for i in range(len(teams))]
 
     def close(self) -> None:
-        """Stop every worker."""
+        """Stop using the workers: each live referee waits, started, for the next evaluator (see :func:`_take_referee`)."""
         self._threads.shutdown(wait=True)
         for worker in self._workers:
-            worker.close()
+            _return_referee(worker)
+        self._workers = []
 
     def __enter__(self) -> TeamEvaluator:
         return self

@@ -818,6 +818,11 @@ class SandboxWorker:
             os.close(self._progress_fd)
             self._progress_fd = -1
 
+    def disown(self) -> None:
+        """Forget the referee without touching it (in a forked child: the process is the parent's)."""
+        self._process = self._conn = self._reading = None
+        self._progress_fd = -1
+
     def __del__(self) -> None:
         try:
             self.close()

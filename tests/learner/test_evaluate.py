@@ -112,3 +112,29 @@ def test_credit_compares_with_the_reference_and_hides_raw_scores(evaluator, team
     for result in full.results:  # no raw per-instance score appears in the text
         assert f"{result.objective:g}" not in c.summary
     assert "select_values" not in c.summary  # nor any code
+
+
+def test_a_closed_evaluators_referee_serves_the_next_one_with_the_same_scores(team, splits):
+    """Referees are reused across evaluators (no restart); a fresh one and a reused one agree exactly."""
+    import os
+
+    from relic_learner import evaluate as ev
+
+    ev.close_spare_referees()
+    batch = Batch(tuple(splits.train[0][:3]), label="b")
+    with TeamEvaluator(relic_envs.get_benchmark("dgc"), workers=1) as first:
+        fresh = [r.objective for r in first.evaluate(team, batch).results]
+        (referee,) = first._workers
+        pid = referee._process.pid
+    assert ev._SPARES == [referee] and referee.alive  # left started for the next evaluator
+    child = os.fork()
+    if child == 0:  # a forked child forgets the parent's spares without stopping them
+        os._exit(0 if ev._SPARES == [] else 1)
+    assert os.waitpid(child, 0)[1] == 0
+    with TeamEvaluator(relic_envs.get_benchmark("dgc"), workers=1) as second:
+        assert second._workers == [referee] and referee._process.pid == pid
+        assert second.restarts == 0 and second.isolation == {}
+        again = [r.objective for r in second.evaluate(team, batch).results]
+    assert again == fresh
+    ev.close_spare_referees()
+    assert ev._SPARES == [] and not referee.alive
