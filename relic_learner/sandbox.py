@@ -555,6 +555,32 @@ def _is_invalid(value: Any) -> bool:
     )
 
 
+def _is_info_leaf(value: Any) -> bool:
+    return type(value) in (int, float, bool) or (
+        type(value) is list and len(value) <= 16 and all(type(v) in (int, float) for v in value)
+    ) or (type(value) is dict and len(value) <= 8 and all(
+        type(k) is str and len(k) <= 64 and type(v) in (int, float) for k, v in value.items()))
+
+
+def _is_info(value: Any) -> bool:
+    """An episode's counters (``RolloutResult.info``): a small dict of numbers, short lists and role dicts."""
+    return type(value) is dict and len(value) <= 32 and all(
+        type(k) is str and len(k) <= 64 and _is_info_leaf(v) for k, v in value.items())
+
+
+def _plain_info(info: dict) -> dict:
+    """``info`` with numpy scalars and arrays as Python numbers and lists (what the schema accepts)."""
+    def plain(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple, np.ndarray)):
+            return [plain(x) for x in v]
+        if isinstance(v, (bool, np.bool_)):
+            return bool(v)
+        return int(v) if isinstance(v, (int, np.integer)) else float(v)
+    return {str(k): plain(v) for k, v in info.items()}
+
+
 def _is_calls(value: Any) -> bool:
     return type(value) is dict and all(k in _ROLE_NAMES and _is_int(v) for k, v in value.items())
 
@@ -565,7 +591,8 @@ def _is_isolation(value: Any) -> bool:
 
 _SCHEMA = {
     "ready": {"pid": _is_int},
-    "result": {"index": _is_int, "objective": _is_number_or_none, "score": _is_number_or_none, "steps": _is_int, "invalid": _is_invalid},
+    "result": {"index": _is_int, "objective": _is_number_or_none, "score": _is_number_or_none, "steps": _is_int, "invalid": _is_invalid,
+               "info": _is_info},
     "done": {"calls": _is_calls, "isolation": _is_isolation, "restarts": _is_int},
     "refused": {"detail": lambda v: type(v) is str and len(v) <= MAX_DETAIL_CHARS},
 }
@@ -605,12 +632,14 @@ def _result_message(index: int, result: RolloutResult) -> bytes:
             invalid.reason if _REASON.fullmatch(invalid.reason) else "exception",
             str(invalid.detail)[:MAX_DETAIL_CHARS],
         ],
+        info=_plain_info(result.info),
     )
 
 
 def _result_of(message: dict[str, Any]) -> RolloutResult:
     invalid = message["invalid"]
-    return RolloutResult(message["objective"], message["score"], message["steps"], None if invalid is None else Invalid(*invalid))
+    return RolloutResult(message["objective"], message["score"], message["steps"],
+                         None if invalid is None else Invalid(*invalid), info=message["info"])
 
 
 def _referee_main(conn: Any, progress: Any) -> None:

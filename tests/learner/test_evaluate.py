@@ -138,3 +138,15 @@ def test_a_closed_evaluators_referee_serves_the_next_one_with_the_same_scores(te
     assert again == fresh
     ev.close_spare_referees()
     assert ev._SPARES == [] and not referee.alive
+
+
+def test_the_episodes_counters_travel_from_the_referee():
+    """``RolloutResult.info`` (CO: repairs per role, the benchmark's counters) arrives as the rollout has it."""
+    name = "fjagv"
+    instances = relic_envs.splits(name).test["test100"][:2] if "test100" in relic_envs.splits(name).test \
+        else next(iter(relic_envs.splits(name).test.values()))[:2]
+    expected = relic_envs.rollout(name, seed_team(name), instances)
+    with TeamEvaluator(name, workers=1) as evaluator:
+        got = evaluator.evaluate({r: seed_source(name, r) for r in "ABC"}, Batch(tuple(instances)))
+    assert [r.info for r in got.results] == [r.info for r in expected]
+    assert got.results[0].info["repairs"] == {"A": 0, "B": 0, "C": 0} and got.results[0].info["trips"] > 0
