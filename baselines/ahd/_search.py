@@ -23,6 +23,18 @@ on the new batch in the current team (evaluations, no LLM calls), the best becom
 role's incumbent, and the methods rank, select and prune by these fresh scores; the
 paper's RELIC revalidates its incumbents the same way (Appendix C.1).
 
+**Scores within a batch (ours, forced by the setting).** A score is also only
+comparable in one team: once role A's block has improved the team, the programs B and
+C hold were scored with A's old incumbent. So before a role's proposal, when a
+teammate's incumbent (or the batch) differs from the one its programs were scored
+with, every retained program of the role is re-scored in the current team (a
+``rescore`` event with ``reason="team_changed"``; evaluations only, no LLM call) and
+the methods rank, select and credit by these scores. The role's incumbent is kept
+unless a retained program now scores strictly better in the current team, which then
+becomes the incumbent (the batch-start rule, without its tie-break). In the
+single-function setting of the original methods the context never changes, so this is
+what they do there.
+
 A method subclasses :class:`IsolatedSearch` and implements four hooks:
 :meth:`~IsolatedSearch.new_role_state`, :meth:`~IsolatedSearch.programs`,
 :meth:`~IsolatedSearch.prompt` (which operator, which parents, which messages) and
@@ -77,8 +89,13 @@ class SearchConfig:
     workers: int | None = None
     isolation: str = "full"  # "reduced": run programs where the kernel refuses a layer (docs/learner.md)
     request_timeout_s: float = 60.0  # per HTTP attempt of the openai backend (then retried)
+    # "paper": the paper's call accounting (Appendix D's table); "reference": the method's own
+    # schedule where the two differ (ReEvo only, baselines/ahd/reevo.py)
+    schedule: str = "paper"
 
     def __post_init__(self) -> None:
+        if self.schedule not in ("paper", "reference"):
+            raise InvalidConfig(f"schedule must be 'paper' or 'reference', got {self.schedule!r}")
         if isinstance(self.request_timeout_s, bool) or not isinstance(self.request_timeout_s, int | float) \
                 or not self.request_timeout_s > 0:
             raise InvalidConfig(f"request_timeout_s must be a number of seconds > 0, got {self.request_timeout_s!r}")
@@ -133,6 +150,8 @@ class SearchState:
     ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
     llm_state: dict[str, Any] = dataclasses.field(default_factory=dict)  # the backend's own state (exact resume)
     events: int = 0
+    # role -> (batch, teammates' incumbent ids) its retained programs were last scored with
+    context: dict[str, tuple] = dataclasses.field(default_factory=dict)
 
 
 class IsolatedSearch(StreamLoop, abc.ABC):
@@ -144,6 +163,7 @@ class IsolatedSearch(StreamLoop, abc.ABC):
 
     name: str = ""  # the method's CLI name
     config_class = SearchConfig
+    schedules: tuple[str, ...] = ("paper",)  # the SearchConfig.schedule values this method implements
 
     def __init__(
         self,
@@ -157,6 +177,8 @@ class IsolatedSearch(StreamLoop, abc.ABC):
     ):
         if config.method != self.name:
             raise InvalidConfig(f"config.method is {config.method!r} but this search is {self.name!r}")
+        if config.schedule not in self.schedules:
+            raise InvalidConfig(f"{self.name} has no {config.schedule!r} schedule (only {list(self.schedules)})")
         self.config = config
         self.run = RunDir(out)
         self.bench = get_benchmark(config.env)
@@ -170,6 +192,7 @@ class IsolatedSearch(StreamLoop, abc.ABC):
         self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers,
                                                     isolation=config.isolation)
         self.on_step = on_step
+        self.attempt = ""
         if _state is None:
             self.run.write_json("config.json", dataclasses.asdict(config))
             self.state = SearchState(roles={r: self.new_role_state(r) for r in self.roles}, incumbent={})
@@ -241,6 +264,8 @@ class IsolatedSearch(StreamLoop, abc.ABC):
                     self.seeds[role], self.signatures[role].function), seeds.mean_score, "seed")
                 s.incumbent[role] = seed
                 self.accept(role, Offer([], "seed"), seed, self._rng(s.b, r_idx, 2**16))
+            for role in self.roles:
+                self._contexts()[role] = self._teammates(role)
         else:
             for role in self.roles:
                 self._rescore(role, batch)
@@ -251,25 +276,55 @@ class IsolatedSearch(StreamLoop, abc.ABC):
         s.curve.append({"b": s.b, "start": result.mean_score})
         self.run.event("incumbent", b=s.b, score=result.mean_score, objective=result.mean_objective)
 
-    def _rescore(self, role: str, batch: Batch) -> None:
-        """Every retained program of ``role`` scored on the new batch in the current team."""
+    def _teammates(self, role: str) -> tuple:
+        """What a role's scores depend on besides its own program: the batch and the teammates' incumbents."""
+        s = self.state
+        return (s.b, tuple((r, s.incumbent[r].id) for r in self.roles if r != role))
+
+    def _rescore(self, role: str, batch: Batch, reason: str = "batch_start") -> None:
+        """Every retained program of ``role`` scored on ``batch`` in the current team.
+
+        ``reason="batch_start"``: the best becomes the incumbent. ``"team_changed"`` (within
+        a batch): the incumbent is kept unless a program now scores strictly better.
+        """
         s = self.state
         kept = self.programs(role)
-        results = self.evaluator.evaluate_many([self.team(**{role: c.source}) for c in kept], batch)
-        for c, r in zip(kept, results):
+        before = s.incumbent[role]
+        # within a batch the incumbent is scored too when the method no longer retains it (a pruned tie)
+        extra = [] if reason == "batch_start" or any(c.id == before.id for c in kept) else [before]
+        results = self.evaluator.evaluate_many([self.team(**{role: c.source}) for c in kept + extra], batch)
+        for c, r in zip(kept + extra, results):
             # An earlier-valid program can fail in a new context; it then ranks last (ours).
             c.score, c.batch = (r.mean_score, s.b) if r.ok else (-np.inf, s.b)
         best = max(kept, key=lambda c: (c.score, -c.id))
-        s.incumbent[role] = best
-        self.run.event("rescore", b=s.b, role=role, programs=len(kept), incumbent=best.id, score=best.score)
+        if reason == "batch_start" or best.score > before.score:
+            s.incumbent[role] = best
+        if reason != "batch_start":  # the incumbent's fresh score is the current team's score
+            s.incumbent_score = s.incumbent[role].score
+        self._contexts()[role] = self._teammates(role)
+        self.run.event("rescore", b=s.b, role=role, reason=reason, programs=len(kept),
+                       incumbent=s.incumbent[role].id, score=s.incumbent[role].score,
+                       teammates=dict(self._contexts()[role][1]))
+
+    def _contexts(self) -> dict[str, tuple]:
+        if not hasattr(self.state, "context"):  # a checkpoint written before contexts were kept
+            self.state.context = {}
+        return self.state.context
+
+    def _refresh(self, role: str) -> None:
+        """Re-score ``role``'s programs when a teammate's incumbent changed since they were scored."""
+        if self._contexts().get(role) != self._teammates(role):
+            self._rescore(role, self.batch(), reason="team_changed")
 
     def _propose(self, role: str, h: int) -> None:
         s, c = self.state, self.config
         r_idx = self.roles.index(role)
+        self._refresh(role)
         rng = self._rng(s.b, r_idx, h)
         offer = self.prompt(role, h, rng)
         record: dict[str, Any] = {"b": s.b, "role": role, "h": h, "operator": offer.operator,
                                   "parents": list(offer.parents)}
+        self.attempt = ""  # the proposal's code as far as it got (a method may show a failed attempt)
         try:
             reply = self.llm.complete(offer.messages, PROPOSAL, tag=offer.operator,
                                       cache_salt=[c.seed, s.b, r_idx, h, offer.operator])
@@ -278,7 +333,9 @@ class IsolatedSearch(StreamLoop, abc.ABC):
         record.update(tokens=reply.prompt_tokens + reply.completion_tokens, cached=reply.cached)
         program = intake(reply.text, self.signatures[role])
         if isinstance(program, Rejection):
+            self.attempt = reply.text
             return self._fail(role, offer, record, program.reason, program.detail, rng)
+        self.attempt = program.source
         result = self.evaluator.evaluate(self.team(**{role: program.source}), self.batch())
         if not result.ok:
             return self._fail(role, offer, record, result.status.reason, result.status.detail, rng)

@@ -16,9 +16,10 @@ block (the task description every method gets):
 - **M3** (modification): one parent's code; find components that could overfit the
   training instances and simplify them.
 
-Selection and survival as EoH's defaults: parents drawn with probability
-proportional to ``1 / (rank + 1 + |P|)`` (rank 0 = best), ``m = 2`` parents for E1
-and E2; after each offspring the population keeps its best 10 programs with distinct
+Selection and survival as EoH's defaults: parents drawn *with replacement* with
+probability proportional to ``1 / (rank + 1 + |P|)`` (rank 0 = best; EoH's
+``parent_selection`` uses ``random.choices``, so E1/E2 may show one program twice),
+``m = 2`` parents for E1 and E2; after each offspring the population keeps its best 10 programs with distinct
 scores (EoH's greedy management drops exact objective duplicates).
 
 **Adaptation to the shared protocol (ours, documented in docs/baselines/ahd.md).**
@@ -27,7 +28,7 @@ gets ten proposals per batch, so the operators are applied in EoH's order E1, E2
 M2, M3, cycling (two generations of one offspring per operator per batch). EoH's
 initialisation I1 (programs from scratch) would spend the budget on unguided code, so
 the population starts from the role's seed, as EoH's "use seed" option does; E1/E2
-with a one-program population show that one program. Population scores are the
+with a one-program population show that program twice (the draw is with replacement). Population scores are the
 contextual team scores of the current batch (re-scored at each batch start, see
 :mod:`baselines.ahd._search`). The final team is the incumbents after batch 5.
 """
@@ -121,12 +122,17 @@ class Population:
                 seen.add(c.score)
         self.members = kept[:size]
 
-    def select(self, k: int, rng: np.random.Generator) -> list[Candidate]:
-        """``k`` parents drawn with probability proportional to ``1 / (rank + 1 + |P|)`` (EoH's prob_rank)."""
+    def select(self, k: int, rng: np.random.Generator, replace: bool = False) -> list[Candidate]:
+        """``k`` parents drawn with probability proportional to ``1 / (rank + 1 + |P|)`` (EoH's prob_rank).
+
+        ``replace=True`` is EoH's own draw (``random.choices``: with replacement, so a parent can
+        appear twice, and ``k`` parents even from a smaller population); ``False`` draws at most
+        ``|P|`` distinct programs (MCTS-AHD-ind.'s use).
+        """
         self.rank()
         n = len(self.members)
         weights = np.array([1.0 / (r + 1 + n) for r in range(n)])
-        picks = rng.choice(n, size=min(k, n), replace=False, p=weights / weights.sum())
+        picks = rng.choice(n, size=k if replace else min(k, n), replace=replace, p=weights / weights.sum())
         return [self.members[int(i)] for i in picks]
 
 
@@ -146,10 +152,10 @@ class EoHInd(IsolatedSearch):
         op = OPERATORS[h % len(OPERATORS)]
         target = self.targets[role]
         if op in ("e1", "e2"):
-            parents = pop.select(PARENTS, rng)
+            parents = pop.select(PARENTS, rng, replace=True)
             messages = (e1 if op == "e1" else e2)(target, parents)
         else:
-            parents = pop.select(1, rng)
+            parents = pop.select(1, rng, replace=True)
             messages = {"m1": m1, "m2": m2, "m3": m3}[op](target, parents[0])
         return Offer(messages, op, tuple(p.id for p in parents))
 
@@ -160,6 +166,6 @@ class EoHInd(IsolatedSearch):
         pop.members.append(child)
         pop.manage()
 
-    def _rescore(self, role, batch) -> None:
-        super()._rescore(role, batch)
+    def _rescore(self, role, batch, reason="batch_start") -> None:
+        super()._rescore(role, batch, reason)
         self.state.roles[role].manage()

@@ -27,9 +27,12 @@ E1, E2, M1, M2, M3 cycle, one offspring each, as in EoH-ind.; a "generation" of 
 navigator and of insight statistics is one proposal (the reference's is one operator
 round of ``pop_size`` offspring; here each round has one); the reference distils with
 probability 0.8 after every operator round, the paper's accounting fixes one call per
-role and batch, made at the batch end whatever the population size; an invalid
-offspring scores its insights -0.5 (the reference's value for an offspring without an
-objective). Scores are higher-is-better, so "best" is the largest.
+role and batch, made at the batch end whatever the population size. An invalid
+offspring credits nothing, as in the reference: there a failed generation or evaluation
+raises inside ``get_offspring``, whose handler replaces the offspring by one without
+insight metadata, so neither its ``-0.8`` nor ``calculate_insight_effectiveness``'s
+``-0.5`` for a missing objective is ever applied (the shown insights' use counts stay).
+Scores are higher-is-better, so "best" is the largest.
 """
 
 from __future__ import annotations
@@ -228,8 +231,8 @@ class HiFoInd(IsolatedSearch):
     def programs(self, role: str) -> list[Candidate]:
         return self.state.roles[role].population.members
 
-    def _rescore(self, role, batch) -> None:
-        super()._rescore(role, batch)
+    def _rescore(self, role, batch, reason="batch_start") -> None:
+        super()._rescore(role, batch, reason)
         self.state.roles[role].population.manage(POPULATION)
 
     def prompt(self, role: str, h: int, rng: np.random.Generator) -> Offer:
@@ -241,7 +244,7 @@ class HiFoInd(IsolatedSearch):
         st.shown[h] = [i.text for i in shown]
         op = eoh.OPERATORS[h % len(eoh.OPERATORS)]
         target = self.targets[role]
-        parents = pop.select(eoh.PARENTS if op in ("e1", "e2") else 1, rng)
+        parents = pop.select(eoh.PARENTS if op in ("e1", "e2") else 1, rng, replace=True)  # EoH's draw
         builder = {"e1": eoh.e1, "e2": eoh.e2}.get(op)
         messages = builder(target, parents) if builder else {"m1": eoh.m1, "m2": eoh.m2, "m3": eoh.m3}[op](
             target, parents[0])
@@ -255,9 +258,10 @@ class HiFoInd(IsolatedSearch):
     def accept(self, role: str, offer: Offer, child: Candidate | None, rng: np.random.Generator) -> None:
         st: HiFoState = self.state.roles[role]
         if offer.operator != "seed":
-            h = self.state.h
-            scores = [c.score for c in st.population.members if np.isfinite(c.score)]
-            st.pool.credit(st.shown.pop(h, []), effectiveness(None if child is None else child.score, scores))
+            shown = st.shown.pop(self.state.h, [])
+            if child is not None:  # a failed offspring credits nothing (the reference's exception path)
+                scores = [c.score for c in st.population.members if np.isfinite(c.score)]
+                st.pool.credit(shown, effectiveness(child.score, scores))
         if child is not None:
             st.population.members.append(child)
             st.population.manage(POPULATION)

@@ -215,8 +215,8 @@ class MctsAhdInd(IsolatedSearch):
     def programs(self, role: str) -> list[Candidate]:
         return [n.program for n in self.state.roles[role].nodes]
 
-    def _rescore(self, role, batch) -> None:
-        super()._rescore(role, batch)
+    def _rescore(self, role, batch, reason="batch_start") -> None:
+        super()._rescore(role, batch, reason)
         tree: Tree = self.state.roles[role]
         tree.requalify()
         tree.elite.manage(ELITE)

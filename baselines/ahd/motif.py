@@ -7,10 +7,14 @@ code. What it keeps, per role: one competitive tree whose root holds the role's 
 for both players; a node records both players' current programs, whose turn it is,
 its visits and value, and the operators already tried from it. What it asks the model
 (our wording of the reference's context; ``HaiAu2501/MOTIF``, read, not copied): the
-task, the role's current best program (the *baseline*), the active player's program
-and its improvement over the baseline, the opponent's best program of the *same
-role* and its improvement, the summaries along the search path, the last four
-evaluated attempts, and one of three operators:
+task, the role's current best program (the *baseline*) and its team score, the
+active player's program, its score and its improvement over the baseline, the
+opponent's best program of the *same role* and its improvement, the summaries along
+the search path, the last four evaluated attempts, the *last challenger's* code (the
+last attempt in the role's tree, valid or not) with the request to compare it with the
+better of the baseline and the opponent, one of three operators, and the goal: beat the
+baseline's score and the opponent, one decision rule at a time, and return to the
+baseline or the best positive idea when the feedback is negative. The operators:
 
 - **counter**: target one weakness of the opponent with a distinct, stable formula;
 - **learning**: keep one useful pattern of the opponent and change or combine it;
@@ -20,7 +24,8 @@ evaluated attempts, and one of three operators:
 Search, as the reference: descending from the root, a node with an untried operator is
 expanded with one drawn at random; otherwise the child with the best
 ``Q + c sqrt(ln N_parent / N_child)`` (unvisited children first) is followed, with the
-paper's inner exploration ``c = 0.01``; a leaf whose operators are all tried is
+paper's inner exploration ``c = 0.01`` (the reference's current code has 1.414; we keep the
+paper's constants, with which its MOTIF numbers were reported); a leaf whose operators are all tried is
 expanded again with a random one. The expanding player gets the new program, the
 opponent keeps its own; the child's value for a player with improvement ``I`` (relative
 to the baseline score's magnitude; -1 for an invalid program, the reference's -100 %)
@@ -28,17 +33,21 @@ against an opponent with ``I'`` is ``0.7 sigmoid(10 I) + 0.3 sigmoid(10 (I - I')
 (the paper's reward mix 0.7 and reward scale 10; the reference's current code applies
 scale 1 to percentages, i.e. 100 on fractions; scale 10 on percentages would make every
 gain above about half a percent worth the same); every node on the path is credited with the value of the player who
-created it. The baseline is dynamic: when the role's incumbent improves it becomes the
-new baseline, every improvement in the tree is recomputed and the visit statistics are
-reset, as the reference does after an outer iteration.
+created it. The baseline is dynamic and shared, as the reference controller's: when a
+role's block (the reference's outer iteration) ends with a better team score, that
+score becomes the baseline of *every* role's arena (``_propagate``: improvements are
+recomputed and visit statistics reset); the other roles' programs are then re-scored in
+the new team before their next proposal (:mod:`baselines.ahd._search`).
 
 Adaptation (ours, docs/baselines/ahd.md): one proposal is one MCTS iteration; the
 reference's outer UCB over which function to optimise is replaced by the shared
 schedule (ten iterations per role and batch, roles A, B, C); the reference's
 contrastive-reflection call (an extra LLM call per turn in its current code) is not
-made, as the paper counts no auxiliary call for MOTIF; the baseline is refreshed at the
-end of each role's block and at each batch start (after re-scoring every program in
-the tree on the new batch).
+made, as the paper counts no auxiliary call for MOTIF, so the prompt has no
+"accumulated design insights" section (the reference fills it from those reflections);
+the baseline is propagated to every arena at the end of a role's block that improved
+the team, and reset to the re-scored incumbent's team score at each batch start and
+after a within-batch re-score.
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ MIX = 0.7  # Appendix D: reward mix
 SCALE = 10.0  # Appendix D: reward scale
 INVALID = -1.0  # improvement of an invalid program (the reference's -100 %)
 RECENT = 4
+CHALLENGER_CHARS = 6000  # a failed reply shown as the last challenger is cut to this length
 
 INSTRUCTIONS = {
     "counter": "Counter: target one weakness of the opponent's program or of its score with a distinct, stable "
@@ -130,7 +140,7 @@ class Arena:
             i = max(node.children, key=lambda c: self.nodes[c].q
                     + EXPLORATION * math.sqrt(math.log(n) / self.nodes[c].visits))
 
-    def expand(self, i: int, operator: str, child: Candidate | None, summary: str) -> None:
+    def expand(self, i: int, operator: str, child: Candidate | None, summary: str, code: str = "") -> None:
         node = self.nodes[i]
         if operator not in node.tried:
             node.tried.append(operator)
@@ -154,7 +164,8 @@ class Arena:
         if child is not None and (player not in self.best or child.score > self.best[player].score):
             self.best[player] = child
         self.attempts.append({"player": player, "operator": operator, "summary": summary,
-                              "improvement": mine, "valid": child is not None})
+                              "improvement": mine, "valid": child is not None,
+                              "code": child.source if child is not None else code})
 
     def rebase(self, baseline: float) -> None:
         """A new baseline: improvements follow from the stored scores; visit statistics restart."""
@@ -182,12 +193,12 @@ class MotifControl(IsolatedSearch):
                 seen.setdefault(c.id, c)
         return list(seen.values())
 
-    def _rescore(self, role, batch) -> None:
-        super()._rescore(role, batch)
+    def _rescore(self, role, batch, reason="batch_start") -> None:
+        super()._rescore(role, batch, reason)
         arena: Arena = self.state.roles[role]
         arena.best = {p: max((n.programs[p] for n in arena.nodes), key=lambda c: (c.score, -c.id))
                       for p in ("P1", "P2")}
-        arena.rebase(self.state.incumbent[role].score)
+        arena.rebase(self.state.incumbent[role].score)  # after a re-score: the current team's score
 
     def prompt(self, role: str, h: int, rng: np.random.Generator) -> Offer:
         arena: Arena = self.state.roles[role]
@@ -202,10 +213,13 @@ class MotifControl(IsolatedSearch):
                 path.append(arena.nodes[j].summary)
             j = arena.nodes[j].parent
         recent = arena.attempts[-RECENT:]
+        baseline = arena.baseline
+        status = (f"team score {mine.score:.6g}" if np.isfinite(mine.score) else "FAILED - the program has errors")
         lines = [
-            "[Baseline implementation]", _code(self.state.incumbent[role]), "",
-            f"[Current solution ({player})] improvement over the baseline: {100 * arena.improvement(mine):+.2f}%",
-            _code(mine), "",
+            f"[Baseline implementation] team score {baseline:.6g} (higher is better)", _code(self.state.incumbent[role]),
+            "",
+            f"[Current solution ({player})] {status}; improvement over the baseline: "
+            f"{100 * arena.improvement(mine):+.2f}%", _code(mine), "",
             f"[Opponent best] improvement over the baseline: {100 * arena.improvement(rival):+.2f}%", _code(rival), "",
             "[Current search path]", *(f"- {s}" for s in reversed(path)), *([] if path else ["- no moves yet"]), "",
             "[Recent evaluator feedback]",
@@ -213,10 +227,20 @@ class MotifControl(IsolatedSearch):
               + f" - {a['summary'] or '(no summary)'}" for a in recent),
             *([] if recent else ["- no evaluated attempts yet"]),
             "Avoid repeating failed or non-improving formula families.", "",
+        ]
+        if recent:  # the reference's LAST CHALLENGER section
+            last = recent[-1]
+            outcome = f"{100 * last['improvement']:+.2f}%" if last["valid"] else "invalid"
+            lines += [f"[Last challenger ({outcome})]",
+                      f"```python\n{(last.get('code') or '(no code was returned)').rstrip()[:CHALLENGER_CHARS]}\n```",
+                      "Compare its concrete formula with the better of the baseline and the opponent before writing "
+                      "the next program.", ""]
+        lines += [
             "[Instruction]", INSTRUCTIONS[operator], "",
-            "Goal: a program that beats both the baseline and the opponent. Change one decision rule at a time. "
-            "First give a one-sentence summary of the change inside braces { }, then the complete function, "
-            "starting with the exact target signature, and nothing after it.",
+            f"Goal: a program that beats both the baseline's team score ({baseline:.6g}) and the opponent. Change "
+            "one decision rule at a time; when the feedback is negative, return to the baseline or to the best "
+            "positive idea. First give a one-sentence summary of the change inside braces { }, then the complete "
+            "function, starting with the exact target signature, and nothing after it.",
         ]
         messages = [{"role": "system", "content": prompts.SYSTEM},
                     {"role": "user", "content": f"{self.targets[role]}\n\n" + "\n".join(lines)}]
@@ -231,8 +255,21 @@ class MotifControl(IsolatedSearch):
             return
         i, _ = arena.pending
         arena.pending = None
-        arena.expand(i, offer.operator, child, child.thought if child is not None else "")
-        if self.state.h == self.config.proposals - 1:  # the role's block ends: dynamic baseline
-            incumbent = self.state.incumbent[role].score
-            if incumbent > arena.baseline:
-                arena.rebase(incumbent)
+        arena.expand(i, offer.operator, child, child.thought if child is not None else "", self.attempt)
+        if self.state.h == self.config.proposals - 1:  # the role's block ends: the controller's baseline check
+            self._propagate(role)
+
+    def _propagate(self, role: str) -> None:
+        """The team improved in ``role``'s block: the new baseline goes to every role's arena.
+
+        The reference's controller, after an outer iteration that beat the baseline, calls
+        ``update_baseline`` on every tree. The other roles' programs were scored with the old
+        team; they are re-scored before their next proposal (``team_changed``), which
+        rebases their arenas on their own fresh scores.
+        """
+        s = self.state
+        if s.incumbent_score is None or not s.incumbent_score > s.roles[role].baseline:
+            return
+        for r in self.roles:
+            s.roles[r].rebase(s.incumbent_score)
+        self.run.event("baseline", b=s.b, role=role, baseline=s.incumbent_score, arenas=list(self.roles))

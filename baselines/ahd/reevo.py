@@ -2,38 +2,50 @@
 
 What it keeps, per role: the latest generation (at most 10 valid programs, ReEvo's
 population), the elitist (the role's incumbent), and its long-term reflection text.
-What it asks the model, worded after ReEvo's prompts (our own text) on top of RELIC's
-shared system message and target block:
+What it asks the model, worded after ReEvo's prompts (``ai4co/reevo`` ``prompts/common``;
+our own text) on top of RELIC's shared system message and target block:
 
 - **initialisation**: the seed shown as "a trivial design"; write a better version;
-- **short-term reflection** (auxiliary): two programs of the role, the worse and the
-  better (by contextual team score); hints for better designs in under 20 words;
+- **short-term reflection** (auxiliary, ReEvo's reflector system message): the task and
+  the function's contract (the role's target block: signature, contract, seed
+  description, hint; ReEvo's ``user_reflector_st.txt`` opens with the problem and the
+  function description), then two programs of the role, the worse and the better (by
+  contextual team score); hints for better designs in under 20 words;
 - **crossover**: worse and better code plus that reflection; an improved function;
-- **long-term reflection** (auxiliary): the prior long-term reflection and the new
-  short-term ones; constructive hints in under 50 words;
+- **long-term reflection** (auxiliary): the task and contract (ReEvo's
+  ``user_reflector_lt.txt`` opens with the problem description), the prior long-term
+  reflection and the new short-term ones; constructive hints in under 50 words;
 - **elitist mutation**: the long-term reflection and the elitist's code; a mutated,
   improved function.
 
 Reflections never leave the role: no teammate's code, reflection or score enters them.
 
-**The schedule (ours, derived from the paper's accounting).** Appendix D's table fixes
-ReEvo-ind. at 150 candidate and 138 auxiliary calls, i.e. 46 per role. ReEvo pairs every
-crossover with one short-term reflection and every elitist mutation with one long-term
-reflection, so each *reflective* proposal costs exactly one auxiliary call and 46 per
-role means 4 non-reflective warm-up proposals per role ("after warm-up", Appendix D).
-Hence, per role, proposal ``n = 10 (b - 1) + h`` of the run is:
+**Two schedules** (``SearchConfig.schedule``). Per role, proposal ``n = 10 (b - 1) + h``
+of the run (0-based) is, under either, ReEvo's initial-population prompt for ``n < 4``
+(four warm-up proposals that also give the first reflection its two distinct parents),
+then:
 
-- ``n < 4``: warm-up, ReEvo's initial-population prompt (no reflection); it also gives
-  the first reflection its two distinct parents;
-- ``n >= 4``: ``(n - 4) % 3`` is 0 or 1: short-term reflection, then crossover; 2:
-  long-term reflection over the short-term reflections since the last one, then
-  elitist mutation. Two crossovers to one mutation is ReEvo's own ratio
-  (``pop_size`` crossovers and ``pop_size * 0.5`` mutations per iteration).
+- ``"paper"`` (the default; 46 auxiliary calls per role at the paper's budget, 138 per
+  run, Appendix D's table): ``(n - 4) % 3`` is 0 or 1: short-term reflection, then
+  crossover; 2: long-term reflection over the short-term reflections since the last
+  one, then elitist mutation. 138 auxiliary calls for 150 candidates with 4 warm-ups
+  force one auxiliary call per reflective proposal (crossovers + long-term reflections
+  = 46 = crossovers + mutations), hence one long-term reflection per mutation; within
+  that, the 2:1 crossover-to-mutation ratio is ReEvo's own (``pop_size`` crossovers
+  and ``pop_size * 0.5`` mutations per iteration), interleaved so every long-term
+  reflection has new short-term ones to absorb.
+- ``"reference"``: ReEvo's own iteration with ``pop_size = 10``: 10 short-term
+  reflections and crossovers, then one long-term reflection over those 10 and 5
+  elitist mutations under it (``(n - 4) % 15``: 0-9 crossover, 10 long-term reflection
+  and mutation, 11-14 mutation without a call): 11 auxiliary calls per 15 candidates,
+  34 per role and 102 per run at the paper's budget (3 iterations and one crossover),
+  not the paper's 138.
 
-When fewer than two programs with distinct scores exist (ReEvo's selection then returns
-nothing and ReEvo skips crossover), a crossover slot becomes a long-term reflection and
-an elitist mutation: still one auxiliary call. A failed auxiliary call leaves its text
-empty; the proposal is still made and charged.
+When fewer than two programs with distinct scores exist, the reference's
+``random_select`` returns ``None`` and ``evolve`` raises ("Selection failed"); a run here
+cannot stop, so (ours) a crossover slot then becomes a long-term reflection and an
+elitist mutation: still one auxiliary call, so both counts above are exact. A failed
+auxiliary call leaves its text empty; the proposal is still made and charged.
 """
 
 from __future__ import annotations
@@ -47,6 +59,8 @@ from relic_learner import prompts
 
 POPULATION = 10  # Appendix D, Table "Method-specific hyperparameters"
 WARMUP = 4  # proposals per role before reflection starts: 150 - 138 = 12 = 3 roles x 4 (see the module docstring)
+GENERATION = 15  # "reference" schedule: pop_size crossovers, then pop_size * 0.5 mutations (ReEvo's iteration)
+CROSSOVERS = 10
 
 REFLECTOR = "You are an expert in the domain of optimization heuristics. Your task is to give hints to design better ones."
 
@@ -71,18 +85,20 @@ def initial(target: str, seed: Candidate) -> list[dict[str, str]]:
     ]))
 
 
-def short_term(signature_header: str, worse: Candidate, better: Candidate) -> list[dict[str, str]]:
+def short_term(target: str, function: str, worse: Candidate, better: Candidate) -> list[dict[str, str]]:
     return _reflector("\n".join([
-        f"Below are two versions of the function {signature_header}. The second one gives the team a better "
-        "score than the first.", "[Worse code]", _code(worse.source), "[Better code]", _code(better.source), "",
+        f"Below are two versions of the function {function} for the following task.", target, "",
+        "You are given the two versions below; the second one gives the team a better score than the first.",
+        "[Worse code]", _code(worse.source), "[Better code]", _code(better.source), "",
         "Give hints for designing a better function, based on the two versions, in fewer than 20 words.",
     ]))
 
 
-def long_term(signature_header: str, prior: str, new: list[str]) -> list[dict[str, str]]:
+def long_term(target: str, function: str, prior: str, new: list[str]) -> list[dict[str, str]]:
     return _reflector("\n".join([
-        f"Below is your prior long-term reflection on designing the function {signature_header}:",
-        prior or "(none yet)", "", "Below are newly gained insights:", "\n".join(new) or "(none)", "",
+        f"Below is your prior long-term reflection on designing the function {function} for the following task.",
+        target, "", "[Prior reflection]", prior or "(none yet)", "",
+        "Below are newly gained insights:", "\n".join(new) or "(none)", "",
         "Write constructive hints for designing a better function, based on the prior reflection and the new "
         "insights, in fewer than 50 words.",
     ]))
@@ -114,10 +130,18 @@ class ReflectiveState:
     made: int = 0  # proposals made by this role so far (the schedule's n)
 
 
-def schedule(n: int) -> str:
-    """The kind of the role's ``n``-th proposal (0-based): ``init``, ``crossover`` or ``mutation``."""
+def schedule(n: int, kind: str = "paper") -> str:
+    """The kind of the role's ``n``-th proposal (0-based) under a schedule (see the module docstring).
+
+    ``init``; ``crossover`` (after a short-term reflection); ``mutation`` (after a long-term
+    reflection); ``reuse`` (``"reference"`` only: a mutation under the current long-term
+    reflection, no call).
+    """
     if n < WARMUP:
         return "init"
+    if kind == "reference":
+        k = (n - WARMUP) % GENERATION
+        return "crossover" if k < CROSSOVERS else "mutation" if k == CROSSOVERS else "reuse"
     return "mutation" if (n - WARMUP) % 3 == 2 else "crossover"
 
 
@@ -125,6 +149,7 @@ class ReEvoInd(IsolatedSearch):
     """ReEvo-ind.: ReEvo's reflective evolution, one state per role (see the module docstring)."""
 
     name = "reevo"
+    schedules = ("paper", "reference")
 
     def new_role_state(self, role: str) -> ReflectiveState:
         return ReflectiveState()
@@ -151,8 +176,8 @@ class ReEvoInd(IsolatedSearch):
 
     def prompt(self, role: str, h: int, rng: np.random.Generator) -> Offer:
         st: ReflectiveState = self.state.roles[role]
-        target, header = self.targets[role], self.signatures[role].header()
-        kind = schedule(st.made)
+        target, function = self.targets[role], self.signatures[role].function
+        kind = schedule(st.made, self.config.schedule)
         st.made += 1
         key = [self.state.b, self.roles.index(role), h]
         elitist = self.state.incumbent[role]
@@ -161,11 +186,13 @@ class ReEvoInd(IsolatedSearch):
         pair = self._pair(role, rng) if kind == "crossover" else None
         if pair is not None:
             worse, better = pair
-            text = self.auxiliary(short_term(header, worse, better), "short_term", key) or ""
+            text = self.auxiliary(short_term(target, function, worse, better), "short_term", key) or ""
             if text:
                 st.pending.append(" ".join(text.split()))
             return Offer(crossover(target, worse, better, text), "crossover", (worse.id, better.id))
-        text = self.auxiliary(long_term(header, st.long_term, st.pending), "long_term", key)
+        if kind == "reuse":
+            return Offer(mutation(target, elitist, st.long_term), "mutation", (elitist.id,))
+        text = self.auxiliary(long_term(target, function, st.long_term, st.pending), "long_term", key)
         if text:
             st.long_term, st.pending = " ".join(text.split()), []
         return Offer(mutation(target, elitist, st.long_term), "mutation", (elitist.id,))

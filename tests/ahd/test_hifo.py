@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
-from baselines.ahd.hifo import POOL, InsightPool, Navigator, effectiveness
+from baselines.ahd._search import Candidate, Offer
+from baselines.ahd.hifo import POOL, HiFoInd, HiFoState, InsightPool, Navigator, effectiveness
 
 
 def test_pool_drops_near_duplicates_picks_adaptively_and_evicts_mature_weak_insights():
@@ -43,3 +46,17 @@ def test_navigator_explores_after_stagnation_and_exploits_after_improvements():
     nav.guide(2.0, diversity=1.0, rng=rng)
     assert nav.guide(3.0, diversity=1.0, rng=rng)[0] == "exploitation"  # two improving generations
     assert Navigator().guide(1.0, diversity=0.1, rng=rng)[0] == "exploration"  # low diversity
+
+
+def test_a_failed_offspring_credits_no_insight_as_in_the_reference():
+    st = HiFoState()
+    st.pool.add("serve the most urgent request first")
+    st.population.members = [Candidate(0, "src0", "t0", 1.0, 1), Candidate(1, "src1", "t1", 3.0, 1)]
+    st.shown[4] = ["serve the most urgent request first"]
+    fake = types.SimpleNamespace(state=types.SimpleNamespace(roles={"A": st}, h=4))
+    HiFoInd.accept(fake, "A", Offer([], "e1"), None, np.random.default_rng(0))
+    assert st.pool.insights[0].effectiveness == 0.0 and 4 not in st.shown  # no -0.5: the reference credits nothing
+    st.shown[5] = ["serve the most urgent request first"]
+    fake.state.h = 5
+    HiFoInd.accept(fake, "A", Offer([], "e2"), Candidate(2, "src2", "t2", 5.0, 1), np.random.default_rng(0))
+    assert np.isclose(st.pool.insights[0].effectiveness, 0.3 * 1.0)  # a valid one above the best: 0.8 + 0.2 * 2, clipped

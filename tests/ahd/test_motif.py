@@ -39,7 +39,7 @@ def test_turns_alternate_and_each_node_holds_its_creators_value():
     assert math.isclose(grandchild.q, value(-1.0, 0.1))  # created by P2
     assert math.isclose(arena.nodes[1].total, value(0.1, 0.0) + value(0.1, -1.0))  # P1's view of the same outcome
     assert arena.best["P1"].id == 1 and arena.attempts[-1] == {
-        "player": "P2", "operator": "counter", "summary": "", "improvement": -1.0, "valid": False}
+        "player": "P2", "operator": "counter", "summary": "", "improvement": -1.0, "valid": False, "code": ""}
 
 
 def test_selection_tries_every_operator_before_descending_and_rebase_resets_statistics():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import json
@@ -42,8 +43,16 @@ def scripted_reply(body: dict) -> str:
         return f"Scripted hint {h % 1000}: weigh distance against value."
     if h % 9 == 0:
         return "I would rather explain the idea in words."  # no function: an invalid proposal, still charged
-    parent = FENCE.findall(user)[-1]
+    parent = next(p for p in reversed(FENCE.findall(user)) if _parses(p))  # MOTIF's last challenger may be junk
     return f"{{Scripted idea {h % 1000}.}}\n```python\n{mutate_program(parent, random.Random(h)).source}\n```"
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +157,131 @@ def test_reevo_schedule_gives_one_reflection_per_proposal_after_warm_up():
     assert 3 * sum(k != "init" for k in kinds) == 138  # Appendix D: 138 auxiliary calls per run
 
 
+def test_reevo_reference_schedule_is_reevos_iteration_and_makes_102_calls():
+    kinds = [schedule(n, "reference") for n in range(50)]
+    assert kinds[:4] == ["init"] * 4
+    # one ReEvo iteration: 10 short-term reflections + crossovers, 1 long-term reflection, 5 mutations under it
+    assert kinds[4:19] == ["crossover"] * 10 + ["mutation"] + ["reuse"] * 4
+    assert 3 * sum(k in ("crossover", "mutation") for k in kinds) == 102  # not the paper's 138
+
+
+def _run(name, server, tmp_path, **config):
+    server.responder = scripted_reply
+    client = _client(server, tmp_path)
+    search = METHODS[name](SearchConfig(method=name, env=ENV, llm="openai:fake-model", **config), tmp_path / "run",
+                           llm=client, evaluator=HashEvaluator(seed_source(ENV, "A")))
+    return search, client
+
+
+def test_reevo_reference_schedule_switch_counts_102_auxiliary_calls(openai_server, tmp_path):
+    search, client = _run("reevo", openai_server, tmp_path, seed=2, schedule="reference")
+    search.learn()
+    assert client.ledger.snapshot()["calls"] == {"proposal": 150, "auxiliary": 102}
+    with pytest.raises(InvalidConfig, match="schedule"):
+        EoHInd(SearchConfig(method="eoh", env=ENV, schedule="reference"), tmp_path / "x")
+    with pytest.raises(InvalidConfig, match="schedule"):
+        SearchConfig(method="reevo", env=ENV, schedule="mine")
+
+
+AUX_SHORT = {"eoh": 0, "reevo": 3 * (6 - 4), "mcts_ahd": 0, "hifo": 3 * 2, "motif": 0}  # 2 batches x 3 proposals
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_programs_are_rescored_when_a_teammate_improved_mid_batch_at_no_llm_call(name, openai_server, tmp_path):
+    """Every program a role ranks, selects or credits by carries its score in the *current* team.
+
+    With the hash evaluator the seed team scores 0, so A's first valid child improves the
+    team within batch 1; B's and C's programs were scored with A's seed and must be
+    re-scored (evaluations only) before they are used.
+    """
+    stale: list[tuple] = []
+
+    class Checked(METHODS[name]):
+        def prompt(self, role, h, rng):
+            batch = self.batch()
+            for c in self.programs(role):
+                r = self.evaluator.evaluate(self.team(**{role: c.source}), batch)
+                if c.score != (r.mean_score if r.ok else float("-inf")):
+                    stale.append((self.state.b, role, h, c.id, c.score))
+            return super().prompt(role, h, rng)
+
+    openai_server.responder = scripted_reply
+    client = _client(openai_server, tmp_path)
+    search = Checked(SearchConfig(method=name, env=ENV, llm="openai:fake-model", seed=2, batches=2, proposals=3),
+                     tmp_path / "run", llm=client, evaluator=HashEvaluator(seed_source(ENV, "A")))
+    search.learn()
+    assert stale == []
+    events = list(search.run.events())
+    rescored = {(e["b"], e["role"]) for e in events if e["kind"] == "rescore" and e["reason"] == "team_changed"}
+    improved = [(e["b"], e["role"]) for e in events if e["kind"] == "proposal" and e.get("incumbent")]
+    # every role whose block follows a teammate's improvement in the same batch was re-scored (the events show it)
+    due = {(b, later) for b, role in improved for later in "ABC" if later > role}
+    assert due and due <= rescored
+    # No extra LLM call: exactly the proposals and the method's own auxiliary calls.
+    assert client.ledger.snapshot()["calls"] == {"proposal": 18, "auxiliary": AUX_SHORT[name]}
+    assert len([r for r in openai_server.requests if "body" in r]) == 18 + AUX_SHORT[name]
+
+
+def test_reevo_reflections_carry_the_task_and_the_function_contract(openai_server, tmp_path):
+    from baselines.ahd.reevo import REFLECTOR
+
+    search, _ = _run("reevo", openai_server, tmp_path, seed=2, batches=1, proposals=7)
+    search.learn()
+    reflections = [r["body"]["messages"] for r in openai_server.requests
+                   if "body" in r and r["body"]["messages"][0]["content"] == REFLECTOR]
+    assert len(reflections) == 3 * 3  # proposals 4, 5, 6 of each role: crossover, crossover, mutation
+    kinds = {"short": 0, "long": 0}
+    for messages in reflections:
+        text = messages[-1]["content"]
+        role = next(r for r, fn in FUNCTIONS.items() if f"Signature: def {fn}(" in text)
+        assert search.targets[role] in text  # task, signature, contract, seed description, hint
+        contract = search.signatures[role].describe()
+        assert contract in text and text.index(contract) < text.index("fewer than")
+        kinds["short" if "[Worse code]" in text else "long"] += 1
+    assert kinds == {"short": 6, "long": 3}
+
+
+def test_motif_requests_carry_the_last_challenger_the_baseline_score_and_the_return_clause(openai_server, tmp_path):
+    search, _ = _run("motif", openai_server, tmp_path, seed=2, batches=1, proposals=5)
+    search.learn()
+    sent = [r["body"]["messages"][-1]["content"] for r in openai_server.requests if "body" in r]
+    sources = {(role, c.id): c.source for role in search.roles for c in search.programs(role)}
+    proposals = [e for e in search.run.events() if e["kind"] == "proposal"]
+    assert len(sent) == len(proposals) == 15
+    checked = 0
+    for k, (text, p) in enumerate(zip(sent, proposals)):
+        assert "return to the baseline" in text and "baseline's team score (" in text
+        if p["h"] == 0:
+            assert "[Last challenger" not in text
+            continue
+        previous = proposals[k - 1]
+        section = text.split("[Last challenger", 1)[1]
+        if previous["status"] == "ok":
+            assert f"```python\n{sources[(p['role'], previous['child'])].rstrip()}\n```" in section
+            checked += 1
+        else:
+            assert section.startswith(" (invalid)")
+    assert checked >= 6
+
+
+def test_motif_propagates_a_baseline_update_to_every_arena_within_the_batch(openai_server, tmp_path):
+    seen = []
+
+    def on_step(state):
+        if state.phase == "propose" and state.role_index == 1 and state.h == 0:  # A's block just ended
+            seen.append((state.incumbent_score, {r: a.baseline for r, a in state.roles.items()}))
+
+    openai_server.responder = scripted_reply
+    search = METHODS["motif"](SearchConfig(method="motif", env=ENV, llm="openai:fake-model", seed=2, batches=1,
+                                           proposals=3), tmp_path / "run", llm=_client(openai_server, tmp_path),
+                              evaluator=HashEvaluator(seed_source(ENV, "A")), on_step=on_step)
+    search.learn()
+    (score, baselines), = seen
+    assert score > 0.0  # A improved the seed team (score 0)
+    assert baselines == {"A": score, "B": score, "C": score}
+    assert any(e["kind"] == "baseline" and e["role"] == "A" for e in search.run.events())
+
+
 CONFIG = dict(env="mapp_pc", batches=2, proposals=3, seed=7, workers=1)
 _KILLED_RUN = f"""
 import sys
@@ -182,3 +316,19 @@ def _events(text: str) -> list[dict]:
             event["ledger"] = {k: v for k, v in event["ledger"].items() if k != "latency_s"}
         out.append(event)
     return out
+
+
+def test_a_mid_batch_rescore_scores_an_incumbent_the_method_pruned(tmp_path):
+    """EoH's survival can drop the incumbent (a tie with an older program); its score must still be fresh."""
+    evaluator = HashEvaluator(seed_source(ENV, "A"))
+    search = EoHInd(SearchConfig(method="eoh", env=ENV, batches=1, proposals=2, seed=0), tmp_path / "run",
+                    evaluator=evaluator)
+    search.step()  # batch 1 starts: the seeds are every role's incumbent and population
+    s, batch = search.state, search.batch()
+    mutant = {r: mutate_program(s.incumbent[r].source, random.Random(k)).source for k, r in enumerate("AB")}
+    s.roles["B"].members = [search.new_candidate("B", mutant["B"], "", 0.0, "m1")]  # the seed B pruned
+    s.incumbent["A"] = search.new_candidate("A", mutant["A"], "", 0.0, "m1")  # A improved: the team changed
+    search._refresh("B")
+    team = evaluator.evaluate(search.team(), batch)
+    assert team.ok and s.incumbent_score == team.mean_score == s.incumbent["B"].score
+    assert [e["reason"] for e in search.run.events() if e["kind"] == "rescore"] == ["team_changed"]
