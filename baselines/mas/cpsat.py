@@ -1,10 +1,13 @@
-"""Offline optimum references for MAS-JD, MAS-ST and MAS-FS with OR-Tools CP-SAT
-(``pip install 'relic-envs[solvers]'``).
+"""Offline references (proven bounds, best found schedules) for MAS-JD, MAS-ST and MAS-FS
+with OR-Tools CP-SAT (``pip install 'relic-envs[solvers]'``).
 
 These are **offline (clairvoyant) references for an online problem**: the solver knows
 every job of the instance from the start, release times included, while a team of the
-benchmark only ever sees the released jobs. A team's gap to them is therefore an upper
-bound on its gap to the best online policy.
+benchmark only ever sees the released jobs. A team's gap to the proven ``bound`` is
+therefore an upper bound on its gap to the best online policy. The best schedule found
+(``objective``) is a heuristic reference unless ``status == "optimal"`` (no test instance
+was solved to optimality in 10 s): online teams can beat it, and a gap to it bounds
+nothing. For MAS-JD ``baselines.mas.offline_ls`` finds better offline schedules.
 
 Interval models (Appendix B.2, every constraint and the exact objective):
 

@@ -145,7 +145,15 @@ def t_now(v: View):
 
 
 def my_busy_until(v: View):
-    return np.array(v.busy[v.k], dtype=np.float64)
+    """The role's own busy-until time as documented: ``max(busy_until, t_now)``.
+
+    A free resource's raw ``busy`` entry is its last completion time, which can lie
+    before ``t_now`` (it idled since); the role's own value is clamped to ``t_now`` so
+    that it equals ``t_now`` whenever the role is asked (B.2's MAS-FS listing: "equals
+    t_now when called") and is the true busy-until time while it is busy. Teammates'
+    values (``teammate_busy_until``, ``busy_vector``, ``upstream_busy``, ...) stay raw.
+    """
+    return np.array(max(float(v.busy[v.k]), float(v.t)), dtype=np.float64)
 
 
 def busy_vector(v: View):

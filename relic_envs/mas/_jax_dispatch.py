@@ -458,7 +458,7 @@ def t_now(v: View):
 
 
 def my_busy_until(v: View):
-    return v.busy[v.k]
+    return jnp.maximum(v.busy[v.k], v.t)  # clamped to t_now: see _dispatch.my_busy_until
 
 
 def busy_vector(v: View):

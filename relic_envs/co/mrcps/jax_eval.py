@@ -24,7 +24,7 @@ import numpy as np
 from relic_envs.co import _jax_events as je
 from relic_envs.co._jax_events import jnp
 from relic_envs.co.mrcps.generator import MRCPSInstance
-from relic_envs.co.mrcps.simulator import LABOR_WEIGHT, MAKESPAN_WEIGHT, speed
+from relic_envs.co.mrcps.simulator import EVENT_RTOL, LABOR_WEIGHT, MAKESPAN_WEIGHT, speed
 
 STAGE_A, STAGE_B, STAGE_C = 0, 1, 2
 
@@ -71,7 +71,10 @@ class MRCPSJax(je.JaxEventProblem):
 
     def _jump(self, data, s):
         running = (s["worker"] >= 0) & (s["finish"] > s["t"])
-        t = jnp.min(jnp.where(running, s["finish"], jnp.inf))
+        m = jnp.min(jnp.where(running, s["finish"], jnp.inf))
+        # one event for completions within the window of simulator.next_event
+        window = running & (s["finish"] <= m + EVENT_RTOL * jnp.maximum(1.0, jnp.abs(m)))
+        t = jnp.where(running.any(), jnp.max(jnp.where(window, s["finish"], -jnp.inf)), m)
         completed = (s["worker"] >= 0) & (s["finish"] <= t)
         pending = (data["pred_bits"] & ~_as_bits(completed, data["pred_bits"].dtype)[None, :]) != 0
         return {**s, "t": t, "preds_done": ~pending.any(axis=1)}

@@ -17,6 +17,14 @@ qualified for its skill. While one exists, three decisions commit one task:
 No role may skip (B.3: "each function must return an identifier from its supplied
 feasible array"), so the schedule is non-delay. When nothing is schedulable, time
 jumps to the next completion; the construction ends once every task has started.
+
+**Event times and rounding.** Completion times are float sums of effective durations
+(``a / 0.85``, ``a / 1.15``, ...), so two completions that are equal in exact
+arithmetic can land ``1e-14`` apart. They are one event: the next event time is the
+largest running completion within ``EVENT_RTOL * max(1, m)`` of the earliest one ``m``
+(:func:`next_event`), so every completion in that window is done (``finish <= t``
+holds exactly) and every worker it frees is free at the event. Without this, which
+non-delay schedule is built would depend on the rounding of the sums.
 Each role is asked at every decision, even with a single candidate. Invalid answers
 are repaired to the cheapest candidate (ties: the lowest id): A the earliest due
 date, B the shortest nominal duration, C the shortest effective duration.
@@ -37,6 +45,16 @@ from relic_envs.co.mrcps.generator import MRCPSInstance
 MAKESPAN_WEIGHT = 0.25
 LABOR_WEIGHT = 0.01
 STAGE_A, STAGE_B, STAGE_C = 0, 1, 2
+
+
+EVENT_RTOL = 1e-9  # relative window within which completions are one event (module docs)
+
+
+def next_event(running: np.ndarray) -> float:
+    """The next event time from the running tasks' completion times: the largest of
+    those within ``EVENT_RTOL * max(1, m)`` of the earliest, ``m`` (module docs)."""
+    m = float(running.min())
+    return float(running[running <= m + EVENT_RTOL * max(1.0, abs(m))].max())
 
 
 def speed(level: np.ndarray | int) -> np.ndarray | float:
@@ -176,7 +194,7 @@ class State:
                 return
             running = self.finish[(self.worker >= 0) & (self.finish > self.t)]
             assert running.size, "a non-delay schedule always has a running task"  # internal invariant
-            self.t = float(running.min())
+            self.t = next_event(running)
 
     def objective(self) -> float:
         inst = self.instance

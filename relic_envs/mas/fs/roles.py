@@ -71,7 +71,8 @@ PAPER = {
         "select_next_C", "final stage: the full pipeline state and a global job table",
         (
             MY_BUFFER,
-            F.ParamSpec("pipeline_state", "np.ndarray", "(3,) busy-until time of the stage-1, 2, 3 machines",
+            F.ParamSpec("pipeline_state", "np.ndarray", "(3,) busy-until time of the stage-1, 2, 3 machines (a free machine's is its last "
+                        "completion time, <= t_now)",
                         M.Vector(3, 0.0), D.busy_vector),
             F.ParamSpec(
                 "job_table", "np.ndarray", "(m, 5) float64, one row per released job in id order: (stage_current, "

@@ -56,14 +56,15 @@ PAPER = {
         (
             MY_BUSY,
             F.ParamSpec("teammate_busy_until", "list", "[float, float]: busy-until times of the two other machines, in role "
-                        "order (A, B, C without this one); <= t_now means free", F.FloatList(2), D.teammate_busy),
+                        "order (A, B, C without this one); <= t_now means free (then it is that machine's last completion time)", F.FloatList(2), D.teammate_busy),
             JOB_POOL, T_NOW,
         ),
     ),
     "C": F.RoleSpec(
         "select_next_C", "global dispatcher: the full machine-busy vector and a dense job-feature matrix",
         (
-            F.ParamSpec("busy_vector", "np.ndarray", "(3,) busy-until time of machines A, B, C; this role's machine is entry 2",
+            F.ParamSpec("busy_vector", "np.ndarray", "(3,) busy-until time of machines A, B, C (a free machine's is its last "
+                        "completion time, <= t_now); this role's machine is entry 2",
                         M.Vector(3, 0.0), D.busy_vector),
             F.ParamSpec("job_ids", "np.ndarray", "(m,) int64 ids of the m jobs in the pool, ascending", M.PoolIds(),
                         lambda v: v.pool.astype(np.int8)),

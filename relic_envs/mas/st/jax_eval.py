@@ -39,7 +39,7 @@ POOL = jd.pool_dict(_features)
 PAPER = {
     "A": {"my_skills": lambda v: v.data["skills"][v.k], "my_busy_until": jd.my_busy_until, "task_pool": POOL,
           "t_now": jd.t_now},
-    "B": {"my_state": lambda v: _state(v, v.k), "teammate_states": _teammate_states, "task_pool": POOL,
+    "B": {"my_state": lambda v: {**_state(v, v.k), "busy_until": jd.my_busy_until(v)}, "teammate_states": _teammate_states, "task_pool": POOL,
           "t_now": jd.t_now},
     "C": {"skill_matrix": lambda v: v.data["skills"], "busy_vector": jd.busy_vector,
           "task_features": jd.pool_dict(_rows), "t_now": jd.t_now},

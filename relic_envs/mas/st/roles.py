@@ -38,7 +38,9 @@ def _state(k: int, v: D.View) -> dict:
 
 
 def _my_state(v: D.View):
-    return _state(v.k, v)
+    state = _state(v.k, v)
+    state["busy_until"] = D.my_busy_until(v)  # own value: max(busy_until, t_now), as my_busy_until
+    return state
 
 
 def _teammate_states(v: D.View):
@@ -69,10 +71,11 @@ PAPER = {
     "B": F.RoleSpec(
         "select_next_B", "team-aware worker: its own state plus its teammates' skills and availability",
         (
-            F.ParamSpec("my_state", "dict", "{'skills': np.ndarray (3,) skill per category, 'busy_until': float}",
+            F.ParamSpec("my_state", "dict", "{'skills': np.ndarray (3,) skill per category, 'busy_until': float (time this worker "
+                        "is free, == t_now when it is asked to choose)}",
                         F.Record(STATE_FIELDS), _my_state),
             F.ParamSpec("teammate_states", "list", "[dict, dict]: the same dict for the two other workers, in role order "
-                        "(A, B, C without this one)", M.RecordList(2, STATE_FIELDS), _teammate_states),
+                        "(A, B, C without this one); a free teammate's busy_until is its last completion time (<= t_now)", M.RecordList(2, STATE_FIELDS), _teammate_states),
             TASK_POOL, T_NOW,
         ),
     ),
@@ -81,7 +84,8 @@ PAPER = {
         (
             F.ParamSpec("skill_matrix", "np.ndarray", "(3, 3) skills[worker, category]; this role's worker is row 2",
                         M.SquareMatrix(3, 0.0, 1.0), lambda v: v.instance.skills.astype(np.float64).copy()),
-            F.ParamSpec("busy_vector", "np.ndarray", "(3,) busy-until time of workers A, B, C; this role's worker is entry 2",
+            F.ParamSpec("busy_vector", "np.ndarray", "(3,) busy-until time of workers A, B, C (a free worker's is its last completion "
+                        "time, <= t_now); this role's worker is entry 2",
                         M.Vector(3, 0.0), D.busy_vector),
             F.ParamSpec("task_features", "np.ndarray", "(m, 5) float64 rows (j, c_j, p_j, v_j, d_j) of the m tasks in the "
                         "pool, ascending j (j and c_j are integral floats)", M.PoolRows(5), _rows),
