@@ -94,7 +94,7 @@ def _run_method(args: argparse.Namespace) -> int:
         search = cls.create(out, env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
                             temperature=args.temperature, batches=args.batches, proposals=args.proposals,
                             replay=args.replay, seed=args.seed, workers=args.workers, isolation=_isolation(args),
-                            request_timeout_s=args.request_timeout)
+                            request_timeout_s=args.request_timeout, schedule=args.schedule)
     if not args.quiet:
         print(f"{search.name} on {search.config.env} ({search.config.interface}) with {search.llm.describe()}",
               file=sys.stderr)
@@ -136,6 +136,8 @@ def _cmd_learn(args: argparse.Namespace) -> int:
     else:
         if not args.env:
             raise InvalidConfig("--env is required (or --resume with --out RUN)")
+        if args.schedule != "paper":
+            raise InvalidConfig("--schedule is a comparator's (e.g. --method reevo); RELIC has one schedule")
         config = RelicConfig(
             env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
             temperature=args.temperature, batches=args.batches, proposals=args.proposals, replay=args.replay,
@@ -276,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     learn.add_argument("--ablation", default="none", choices=ABLATIONS)
     learn.add_argument("--communication", default="full", choices=COMMUNICATION)
     learn.add_argument("--mitigation", action="store_true")
+    learn.add_argument("--schedule", default="paper", choices=["paper", "reference"],
+                       help="a comparator's call schedule: the paper's (default) or its authors' where they "
+                            "differ (ReEvo: 102 auxiliary calls instead of the paper's 138)")
     learn.add_argument("--workers", type=int, default=None)
     learn.add_argument("--allow-reduced-isolation", action="store_true",
                        help="run programs even where the kernel refuses an isolation layer (docs/learner.md)")

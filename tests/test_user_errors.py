@@ -71,3 +71,15 @@ def test_co_refusal_names_the_value_once():
     with pytest.raises(InvalidAction) as err:
         env.step({a: 5000 for a in env.agents})
     assert str(err.value).count("5000") == 1, str(err.value)
+
+
+def test_learn_takes_reevos_own_schedule_from_the_command_line(tmp_path):
+    import json
+
+    from relic_learner.cli import main
+
+    out = tmp_path / "reevo"
+    assert main(["learn", "--env", "dgc", "--method", "reevo", "--schedule", "reference", "--batches", "1",
+                 "--proposals", "1", "--workers", "1", "--quiet", "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["schedule"] == "reference"
+    assert main(["learn", "--env", "dgc", "--schedule", "reference", "--out", str(tmp_path / "r")]) == 2
