@@ -63,3 +63,18 @@ def test_relic_envs_and_its_cli_work_with_the_upper_layers_missing():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+FAMILIES = ("dcop", "mapp", "mas", "co")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_no_family_imports_another(family):
+    """What families share lives in ``relic_envs.core`` (codecs, the JAX policy adapter, ...)."""
+    others = {f"relic_envs.{f}" for f in FAMILIES if f != family}
+    offenders = []
+    for path in (ROOT / family).rglob("*.py"):
+        modules = _imported_modules(ast.parse(path.read_text()))
+        offenders += [f"{path.relative_to(ROOT)}: {m}" for m in modules
+                      if any(m == o or m.startswith(o + ".") for o in others)]
+    assert not offenders

@@ -46,12 +46,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from relic_envs.core import codecs as F
 from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.codecs import INF, Codec
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
 from relic_envs.errors import InvalidReturn
-from relic_envs.mapp import _fields as F
-from relic_envs.mapp._fields import INF, Codec
 
 SKIP = -1
 REASONS = {

@@ -14,9 +14,9 @@ True
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 
+from relic_envs.core.jax_policy import as_policy
 from relic_envs.dcop._jax_sweep import first_argmin, jnp
 
 
@@ -200,17 +200,6 @@ _SEEDS: dict[str, dict[str, Callable]] = {
     "sensor_dcsp": {"A": sensor_dcsp_A, "B": sensor_dcsp_B, "C": sensor_dcsp_C},
     "shds": {"A": shds_A, "B": shds_B, "C": shds_C},
 }
-
-
-def as_policy(fn: Callable) -> Callable:
-    """A JAX policy ``obs -> int32 values`` calling ``fn`` with its parameters taken from ``obs``."""
-    names = tuple(inspect.signature(fn).parameters)
-
-    def policy(obs):
-        return fn(**{k: obs[k] for k in names}).astype(jnp.int32)
-
-    policy.__name__ = policy.__qualname__ = f"jax_seed:{fn.__name__}"
-    return policy
 
 
 def seed_jax_team(name: str) -> dict[str, Callable]:

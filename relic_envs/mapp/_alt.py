@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from relic_envs.core import codecs as F
 from relic_envs.core.benchmark import ROLES
-from relic_envs.mapp import _fields as F
 from relic_envs.mapp import _routing as R
 
 

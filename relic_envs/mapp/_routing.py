@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from relic_envs.core import codecs as F
 from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.core.signature import Param, Signature
 from relic_envs.errors import InvalidInstance
-from relic_envs.mapp import _fields as F
 from relic_envs.mapp._geometry import distances
 
 RETURNS_DOC = (

@@ -34,8 +34,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from relic_envs.core import codecs as F
 from relic_envs.core.benchmark import ROLES
-from relic_envs.mapp import _fields as F
 from relic_envs.mas import _codecs as M
 from relic_envs.mas import _dispatch as D
 

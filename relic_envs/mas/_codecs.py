@@ -1,8 +1,8 @@
-"""Codecs the scheduling roles add to the routing family's (``relic_envs.mapp._fields``).
+"""Codecs the scheduling roles add to the routing family's (``relic_envs.core.codecs``).
 
 The size ``n`` a codec's space takes is the number of jobs (tasks) of the instance.
 Pools are encoded as a job mask plus per-job values (``SparseDict`` from
-``relic_envs.mapp._fields``); the codecs here decode the same encoding into the dense
+``relic_envs.core.codecs``); the codecs here decode the same encoding into the dense
 arrays role C receives, fixed-length vectors and per-agent records.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.mapp._fields import INF, Codec, Record
+from relic_envs.core.codecs import INF, Codec, Record
 
 
 class Vector(Codec):
@@ -81,7 +81,7 @@ class Count(Codec):
 
 
 class Scalar(Codec):
-    """``float`` in ``[low, high]`` (0-d float64 ``Box``); ``Real`` of ``_fields`` has no upper bound."""
+    """``float`` in ``[low, high]`` (0-d float64 ``Box``); ``Real`` of ``relic_envs.core.codecs`` has no upper bound."""
 
     def __init__(self, low: float = -INF, high: float = INF):
         self.low, self.high = low, high

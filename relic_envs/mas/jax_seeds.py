@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from relic_envs.core.jax_policy import as_policy
 from relic_envs.core.jax_select import first_argmax, first_argmin
-from relic_envs.dcop.jax_seeds import as_policy  # obs -> fn(**params).astype(int32): family-neutral
 from relic_envs.mas._jax_dispatch import IDLE, jax, jnp
 
 

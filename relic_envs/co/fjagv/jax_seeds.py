@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from relic_envs.co._jax_events import lex_first
-from relic_envs.dcop.jax_seeds import as_policy  # obs -> fn(**params).astype(int32): family-neutral
+from relic_envs.core.jax_policy import as_policy
 
 
 def select_next_A(operation_id, machine_ids, processing_times, machine_ready_times):

@@ -17,7 +17,7 @@ import numpy as np
 
 from relic_envs.co import _construct as K
 from relic_envs.co.fjagv import generator, simulator
-from relic_envs.mapp import _fields as F
+from relic_envs.core import codecs as F
 
 
 def _deciding(v: K.View) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 
 from relic_envs.co import _construct as K
 from relic_envs.co.fstsp import generator, simulator
-from relic_envs.mapp import _fields as F
+from relic_envs.core import codecs as F
 
 
 def _etas(v: K.View, k: int) -> np.ndarray:

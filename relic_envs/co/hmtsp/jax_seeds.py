@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from relic_envs.co._jax_construct import first_min_or_skip, jnp
-from relic_envs.dcop.jax_seeds import as_policy  # obs -> fn(**params).astype(int32): family-neutral
+from relic_envs.core.jax_policy import as_policy
 
 
 def select_next_A(current, candidate_ids, candidate_costs, budget_left):

@@ -18,8 +18,8 @@ import numpy as np
 
 from relic_envs.co import _construct as K
 from relic_envs.co.hmtsp import generator, simulator
-from relic_envs.mapp import _fields as F
-from relic_envs.mapp._fields import INF
+from relic_envs.core import codecs as F
+from relic_envs.core.codecs import INF
 
 
 def _k(v: K.View) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 
 from relic_envs.co import _construct as K
 from relic_envs.co.mrcps import generator, simulator
-from relic_envs.mapp import _fields as F
+from relic_envs.core import codecs as F
 
 
 def _task(v: K.View) -> int:

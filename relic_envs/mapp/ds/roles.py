@@ -11,7 +11,7 @@ lands within ``d`` steps; one hop takes one step, so ``d = 0`` is already too la
 
 from __future__ import annotations
 
-from relic_envs.mapp import _fields as F
+from relic_envs.core import codecs as F
 from relic_envs.mapp import _routing as R
 from relic_envs.mapp._alt import alt_roles
 from relic_envs.mapp._routing import BUDGET, CURRENT, DIST_MAT, DIST_ROW, MY_STATE, REMAINING_BUDGET, TEAMMATES

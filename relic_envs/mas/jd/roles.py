@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from relic_envs.mapp import _fields as F
+from relic_envs.core import codecs as F
 from relic_envs.mas import _codecs as M
 from relic_envs.mas import _dispatch as D
 from relic_envs.mas._alt import alt_roles, machine_and_completion, rival_finish
