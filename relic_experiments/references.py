@@ -8,13 +8,17 @@ what". Three kinds, each opt-in on ``relic-grid table``:
     instances as the cells: one run each (they are deterministic given the instance),
     cached in ``OUT/references/`` so a table is computed once. The rows chosen per
     benchmark are :data:`CLASSICAL`: the field's standard rules and the strongest
-    classical rows of our results pages that run in seconds; the MAPP family has none yet.
+    classical rows of our results pages that run in seconds (MAPP: greedy insertion and ILS
+    for PC/AR, online insertion for DS, ``baselines.mapp``).
 ``--solver``
     The cached solver references shipped with ``baselines`` (:data:`SOLVER`): CP-SAT's
-    best found assignment (DCOP, MRCPS; MAS: the offline, clairvoyant schedule, which no
-    online policy can reach), OR-Tools' routing solver (HMTSP), CP-SAT's lower bound of a
-    relaxation (FJAGV, whose exact model does not solve at the test sizes). FSTSP's cached
-    reference is a truck-only tour, not a reference for the objective; MAPP has none.
+    best found assignment (DCOP, MRCPS; MAS: the best offline, clairvoyant schedule CP-SAT
+    found in 10 s, a heuristic reference, neither an optimum nor a bound: online teams
+    can beat it, as the MAS-FS alternative-interface seeds do), OR-Tools' routing solver
+    (HMTSP), CP-SAT's lower bound of a relaxation (FJAGV, whose exact model does not solve
+    at the test sizes). FSTSP's cached reference is a truck-only tour, not a reference for
+    the objective. MAPP: CP-SAT's best found (PC), the best ILS plan found (AR), the
+    offline full-information plan (DS, clairvoyant: an upper reference, not a bound).
 ``--paper``
     The paper's own means and standard deviations (:mod:`relic_experiments.paper_numbers`,
     DCOP: :mod:`relic_envs.dcop.paper_table`, the GPT-4o-mini rows), labelled as theirs.
@@ -48,15 +52,21 @@ CLASSICAL: dict[str, tuple[str, ...]] = {
     "fstsp": ("truck", "truck+split"),
     "fjagv": ("ef-spt-fcfs", "spt-atc-nearest"),
     "mrcps": ("par-lft-speed", "par-mslk-speed"),
+    "mapp_pc": ("greedy", "ils"),
+    "mapp_ar": ("greedy", "ils"),
+    "mapp_ds": ("online",),
 }
 
 #: benchmark -> (row label, which cache, which field).
 SOLVER: dict[str, tuple[str, str, str]] = {
     **dict.fromkeys(_DCOPS, ("CP-SAT best found", "dcop", "objective")),
-    **dict.fromkeys(("mas_jd", "mas_st", "mas_fs"), ("CP-SAT best (offline, clairvoyant)", "mas", "objective")),
+    **dict.fromkeys(("mas_jd", "mas_st", "mas_fs"), ("CP-SAT best found (offline, clairvoyant)", "mas", "objective")),
     "hmtsp": ("OR-Tools routing best found", "routing", "objective"),
     "mrcps": ("CP-SAT best found", "sched", "objective"),
     "fjagv": ("CP-SAT lower bound (relaxation)", "sched", "bound"),
+    "mapp_pc": ("CP-SAT best found (ILS hint)", "mapp", "objective"),
+    "mapp_ar": ("best ILS plan found", "mapp_ref", "objective"),
+    "mapp_ds": ("offline full-information plan (clairvoyant)", "mapp_ref", "objective"),
 }
 
 _DCOP_PAPER_NAMES = {"EoH": "eoh", "ReEvo": "reevo", "MCTS-AHD": "mcts_ahd", "HiFo": "hifo", "MOTIF": "motif",
@@ -125,6 +135,12 @@ def _solver_values(env: str, kind: str, field: str) -> dict[str, np.ndarray] | N
 
         cache = cpsat.load_cache(env)
         return None if cache is None else {"test": getattr(cache, field)}
+    if kind in ("mapp", "mapp_ref"):
+        from baselines.mapp import cpsat as mapp_cpsat
+        from baselines.mapp import reference as mapp_reference
+
+        loaded = (mapp_cpsat if kind == "mapp" else mapp_reference).load_cache(env)
+        return None if loaded is None else {size: loaded[0][size][field] for size in loaded[0]}
     if kind == "mas":
         from baselines.mas import cpsat as module
     elif kind == "routing":
