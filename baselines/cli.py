@@ -14,6 +14,8 @@ Examples::
     relic-baselines table --env fjagv --env mrcps         # scheduling: classical rows beside CP-SAT's best and bound
     relic-baselines optimum --write fjagv --time-limit 15 --workers 1   # re-solve with CP-SAT (extra: solvers)
     relic-baselines eval --env mas_jd --team atc:tuned --team ls:100  # MAS rule and local search (100 decodes)
+    relic-baselines eval --env mapp_pc --team greedy --team ils       # MAPP rows (mapp_ds: --team online)
+    relic-baselines table --env mapp_pc --env mapp_ar --env mapp_ds    # MAPP: classical rows beside the references
 
 ``eval`` takes every team ``relic-envs eval`` takes (seeds, case-study, initial, program
 files) plus the classical DCOP algorithms; it lives here because ``relic_envs`` never
@@ -38,6 +40,7 @@ DCOP_SOLVERS = ("dsa-a", "dsa-b", "dsa-c", "mgm", "mgm2", "maxsum", "lsga-dsa")
 DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
 ROUTING = ("hmtsp", "fstsp")
 SCHED = ("fjagv", "mrcps")
+MAPP = ("mapp_pc", "mapp_ar", "mapp_ds")
 
 
 def routing_methods(name: str) -> tuple[str, ...]:
@@ -123,6 +126,20 @@ def evaluate(name: str, team: str, split: str = "test", progress: bool = True, i
         else:
             from baselines.co.routing_fstsp import PlanTeam
         return rollout(name, PlanTeam(team), split_instances(name, split), interface=interface, progress=progress)
+    if name in MAPP and team in ("greedy", "ils", "online"):  # a classical MAPP row played as a team
+        from baselines.mapp.table import team as mapp_team
+        from relic_envs.core.rollout import rollout
+
+        # the same team under either interface: it reads the paper-interface observations
+        return rollout(name, mapp_team(name, team), split_instances(name, split), interface="paper", progress=progress)
+    if team.partition(":")[0] in ("ippo", "mappo"):  # a trained IPPO/MAPPO checkpoint (baselines.rl)
+        from baselines.rl.policy import load as load_rl
+        from relic_envs.core.rollout import rollout
+
+        rl_team = load_rl(team.partition(":")[2])
+        if rl_team.env != name:
+            raise InvalidConfig(f"team {team!r} was trained on {rl_team.env!r}, not {name!r}")
+        return rollout(name, rl_team, split_instances(name, split), interface=rl_team.interface, progress=progress)
     if team.partition(":")[0] not in DCOP_SOLVERS:
         return evaluate_team(name, team, split, progress=progress, interface=interface)
     from baselines.dcop.configs import make_solver
@@ -145,6 +162,10 @@ def _cmd_table(args: argparse.Namespace) -> int:
         from baselines.co.routing_table import tables
 
         print("\n" + tables(routing))
+    for name in [n for n in args.env or [] if n in MAPP]:  # MAPP: classical rows beside the cached references
+        from baselines.mapp.table import build as mapp_build
+
+        print("\n" + mapp_build(name))
     sched = [n for n in args.env or [] if n in SCHED]
     if sched:
         from baselines.co.sched_table import tables as sched_tables
@@ -220,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     team_help = (
         f"{', '.join(BUILTIN_TEAMS + DCOP_SOLVERS)} (DCOP algorithms also as NAME:tuned, NAME:paper, NAME:p=0.3), "
         "the routing rows (hmtsp: e.g. ci+2opt+relocate; fstsp: truck, truck+split), the scheduling rows (fjagv: "
-        "<ef|spt>-<spt|edd|mst|atc>-<nearest|fcfs>[+ls]; mrcps: <par|ser>-<lft|mts|edd|mslk>-<speed|cost>, par-...+ls) "
+        "<ef|spt>-<spt|edd|mst|atc>-<nearest|fcfs>[+ls]; mrcps: <par|ser>-<lft|mts|edd|mslk>-<speed|cost>, par-...+ls), "
+        "a trained checkpoint ippo:DIR or mappo:DIR (python -m baselines.rl train) "
         "or A.py,B.py,C.py (repeatable)"
     )
     add_eval_parser(sub, team_help).set_defaults(func=_cmd_eval)
@@ -228,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         "table", help="DCOP, routing (HMTSP, FSTSP) and scheduling (FJAGV, MRCPS) tables: classical algorithms, paper rows "
         "and the solver references"
     )
-    tb.add_argument("--env", action="append", choices=[n for n in DCOPS + ROUTING + SCHED if n in names()])
+    tb.add_argument("--env", action="append", choices=[n for n in DCOPS + ROUTING + SCHED + MAPP if n in names()])
     tb.add_argument("--plot", metavar="DIR", help="also save a cost-per-sweep plot per benchmark in DIR (extra: docs)")
     tb.add_argument("--quiet", action="store_true")
     tb.set_defaults(func=_cmd_table)

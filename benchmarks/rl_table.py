@@ -1,0 +1,70 @@
+"""The IPPO/MAPPO results table: each checkpoint's test-split means beside the seed team's, same instances.
+
+    python benchmarks/rl_table.py runs/rl/*            # checkpoint dirs written by `python -m baselines.rl train`
+    python benchmarks/rl_table.py --seeds-only dgc     # just (re)compute the seed rows
+
+Trained policies are scored greedily through the functional env (float64: exact parity with the
+numpy env); the seed team through ``relic_envs.rollout`` on the same canonical test instances.
+Seed means are cached in docs/images/rl/seed_means.json. Raw objectives in the paper's units and
+direction (costs: lower is better). Prints a markdown table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+CACHE = Path(__file__).resolve().parents[1] / "docs" / "images" / "rl" / "seed_means.json"
+
+
+def seed_means(env: str, interface: str = "paper") -> dict[str, float]:
+    cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    key = f"{env}/{interface}"
+    if key not in cache:
+        import relic_envs
+        from relic_envs.seeds import seed_team
+
+        out = {}
+        for regime, insts in relic_envs.splits(env).test.items():
+            res = relic_envs.rollout(env, seed_team(env, interface), insts, interface=interface)
+            out[regime] = float(np.mean([r.objective for r in res if r.valid]))
+        cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+        cache[key] = out
+        CACHE.parent.mkdir(parents=True, exist_ok=True)
+        CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    return cache[key]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", nargs="*")
+    parser.add_argument("--seeds-only", nargs="*", default=None)
+    args = parser.parse_args()
+    if args.seeds_only is not None:
+        for env in args.seeds_only:
+            print(env, seed_means(env), flush=True)
+        return
+    from baselines.rl.policy import evaluate_checkpoint
+
+    print("| benchmark | algo | env steps | train wall s | best val. at update | test regime | RL test mean | seeds test mean | direction |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---|")
+    import relic_envs
+    for d in args.dirs:
+        meta = json.loads((Path(d) / "config.json").read_text())
+        cfg, summ = meta["config"], meta["summary"]
+        env = cfg["env"]
+        cached = Path(d) / "test_eval.json"  # written by `python -m baselines.rl eval DIR --json DIR/test_eval.json`
+        res = json.loads(cached.read_text()) if cached.exists() else evaluate_checkpoint(d)
+        seeds = seed_means(env, cfg["interface"])
+        direction = "cost, lower is better" if relic_envs.get_benchmark(env).minimize else "higher is better"
+        for regime, r in res.items():
+            flag = "" if r["complete"] and r["invalid"] == 0 else f" (invalid {r['invalid']})"
+            print(f"| {env} | {cfg['algo'].upper()} | {summ['timing']['env_steps']:,} | {summ['timing']['total_wall_s']:.0f} | "
+                  f"{summ['best_update']} | {regime} | {r['objective']:.2f}{flag} | {seeds[regime]:.2f} | {direction} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
