@@ -200,13 +200,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cpsat_reference(env: str) -> str | None:
     """The shipped CP-SAT reference on the same test instances, where one is shipped with the splits."""
-    path = Path(relic_envs.__file__).parent / "data" / env / "cpsat_test.npz"
-    if not path.exists():
-        return None
-    import numpy as np
+    from relic_envs.core.references import load_fields, reference_path
 
-    with np.load(path) as cache:
-        best, bound = cache["objective"], cache["bound"]
+    loaded = load_fields(reference_path(env, "cpsat_test.npz"))
+    if loaded is None or "test.objective" in loaded[0] or "objective" not in loaded[0]:  # DCOP's one split only
+        return None
+    best, bound = loaded[0]["objective"], loaded[0]["bound"]
     return (f"{env} test: CP-SAT best {best.mean():.4f} (n={len(best)}), proven bound {bound.mean():.4f} "
             "(an offline reference: `relic-baselines table --env " + env + "` prints the classical rows)")
 

@@ -377,16 +377,21 @@ def _widen_pipe(fd: int) -> None:
         pass
 
 
-def _death(code: int | None) -> tuple[str, str]:
-    """A dead child's failure, from the exit status its zygote reaped."""
+def _death(code: int | None, who: str = "role worker") -> tuple[str, str]:
+    """A dead process's failure, from its exit status (a negative code: the signal that ended it).
+
+    Used for a role worker's child (the status its zygote reaped) and for a referee.
+    """
+    if code is not None and code > 128 and code - 128 in signal.Signals._value2member_map_:
+        code = 128 - code  # a shell-style status: the signal's number plus 128
     if code is not None and code < 0:
         name = signal.Signals(-code).name
+        if -code == signal.SIGXCPU:
+            return "timeout", f"{who} killed by {name}"
         if -code == signal.SIGKILL:
-            return "memory", "role worker killed by SIGKILL (likely the kernel's out-of-memory killer)"
-        return "exception", f"role worker crashed with {name}"
-    if code is not None and code > 128 and code - 128 in signal.Signals._value2member_map_:
-        return "exception", f"role worker crashed with {signal.Signals(code - 128).name}"
-    return "exception", f"role worker exited with status {code}"
+            return "memory", f"{who} killed by SIGKILL (likely the kernel's out-of-memory killer)"
+        return "exception", f"{who} crashed with {name}"
+    return "exception", f"{who} exited with status {code}"
 
 
 class _Referee:
@@ -957,15 +962,7 @@ class SandboxWorker:
         return "ABC"[role] if 0 <= role < 3 else "?"
 
     def _death(self) -> tuple[str, str]:
-        code = self._exitcode
-        if code is not None and code < 0:
-            name = signal.Signals(-code).name
-            if -code == signal.SIGXCPU:
-                return "timeout", f"worker killed by {name}"
-            if -code == signal.SIGKILL:
-                return "memory", "worker killed by SIGKILL (likely the kernel's out-of-memory killer)"
-            return "exception", f"worker crashed with {name}"
-        return "exception", f"worker exited with status {code}"
+        return _death(self._exitcode, "worker")
 
     def _replace(self) -> None:
         self.kill()

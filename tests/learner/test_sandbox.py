@@ -184,3 +184,39 @@ def test_mapp_input_mutation_sends_the_agent_home():
         mutated, absent = ev.evaluate_many([{**seeds_pc, "B": vandal}, {**seeds_pc, "B": None}], batch)
     assert mutated.ok and absent.ok
     assert [r.objective for r in mutated.results] == [r.objective for r in absent.results]
+
+
+GUARD_CHECK = """
+import sys
+import numpy as np
+from relic_learner import role_worker
+guard = role_worker._ModuleGuard()
+norm, pi = np.linalg.norm, np.pi
+np.linalg.norm = np.zeros(3)  # an array answers == ambiguously: a change all the same
+np.extra_name = 1
+math_pi = float(pi)  # an equal value in a new object is harmless, and left
+assert guard.tampered()
+assert np.linalg.norm is norm and not hasattr(np, "extra_name")
+assert not guard.tampered()
+del np.linalg.norm
+assert guard.tampered() and np.linalg.norm is norm
+print("ok")
+"""
+
+
+def test_the_module_guard_sees_and_undoes_every_kind_of_change():
+    # In a fresh interpreter: the check replaces numpy attributes.
+    out = subprocess.run([sys.executable, "-c", GUARD_CHECK], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_dead_process_is_named_by_its_signal_whatever_the_status_form():
+    import signal
+
+    from relic_learner.sandbox import _death
+
+    assert _death(-signal.SIGSEGV) == ("exception", "role worker crashed with SIGSEGV")
+    assert _death(128 + signal.SIGSEGV) == ("exception", "role worker crashed with SIGSEGV")  # a shell-style status
+    assert _death(-signal.SIGKILL, "worker")[0] == "memory"
+    assert _death(-signal.SIGXCPU)[0] == "timeout"
+    assert _death(3) == ("exception", "role worker exited with status 3")
