@@ -23,7 +23,7 @@ import numpy as np
 import relic_envs
 from baselines.dcop.configs import make_solver
 from baselines.dcop.sweep import run_sweeps
-from relic_envs.dcop.paper_table import PAPER_TABLE2
+from relic_envs.paper_numbers import PAPER_TABLE2
 
 DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
 P_GRID = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)

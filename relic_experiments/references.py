@@ -20,8 +20,8 @@ what". Three kinds, each opt-in on ``relic-grid table``:
     the objective. MAPP: CP-SAT's best found (PC), the best ILS plan found (AR), the
     offline full-information plan (DS, clairvoyant: an upper reference, not a bound).
 ``--paper``
-    The paper's own means and standard deviations (:mod:`relic_experiments.paper_numbers`,
-    DCOP: :mod:`relic_envs.dcop.paper_table`, the GPT-4o-mini rows), labelled as theirs.
+    The paper's own means and standard deviations (:mod:`relic_envs.paper_numbers`; DCOP:
+    its Table 2, the GPT-4o-mini rows), labelled as theirs.
 
 Reference rows never take part in "best of the column": the gap of every row, references
 included, is to the best of the grid's own rows (the paper's definition), so a reference
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import relic_envs
-from relic_experiments.paper_numbers import PAPER
+from relic_envs.paper_numbers import PAPER
 
 _DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
 
@@ -153,7 +153,7 @@ def _solver_values(env: str, kind: str, field: str) -> dict[str, np.ndarray] | N
 
 def paper(envs: Iterable[tuple[str, str]]) -> list[Reference]:
     """The paper's rows for the grid's ``(env, interface)`` pairs, labelled ``<method> (paper)``."""
-    from relic_envs.dcop.paper_table import PAPER_TABLE2
+    from relic_envs.paper_numbers import PAPER_TABLE2
 
     rows: dict[str, dict] = {}
     for env, interface in envs:

@@ -39,7 +39,7 @@ truck-only tour is a feasible FSTSP solution (every epoch a truck move), so its 
 splits that tour optimally among truck and drone (``routing_fstsp.split``), which is the
 strongest FSTSP row here. No FSTSP lower bound is computed (no MILP was run).
 
-**Caches** ``baselines/co/data/<benchmark>/ortools_test.npz``, and
+**Caches** ``relic_envs/data/<benchmark>/ortools_test.npz``, and
 ``ortools_hinted_test.npz`` for a search started from a classical row (the DCOP caches'
 ``<solver>_test.npz`` name per benchmark folder; under ``baselines/`` like the MAS ones,
 since ``relic_envs`` never depends on OR-Tools): per test regime the routes (HMTSP
@@ -52,7 +52,6 @@ and the machine's load when the run started.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 
@@ -63,12 +62,12 @@ from relic_envs.co.fstsp import simulator as fsim
 from relic_envs.co.fstsp.generator import FSTSPInstance
 from relic_envs.co.hmtsp import simulator as hsim
 from relic_envs.co.hmtsp.generator import VEHICLES, HMTSPInstance
+from relic_envs.core.references import load_results, reference_path, save_results
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 BENCHMARKS = ("hmtsp", "fstsp")
 SCALE = 1_000_000
 DEFAULT_TIME_LIMIT = 30.0
-CACHE_DIR = Path(__file__).parent / "data"
 CACHE_NAME = "ortools_test.npz"
 HINTED_CACHE_NAME = "ortools_hinted_test.npz"  # the search started from a classical row (``--hint``)
 INSTALL_HINT = "pip install 'relic-envs[solvers]', then python -m baselines.co.routing --write"
@@ -229,9 +228,9 @@ def _check_name(benchmark: str) -> None:
 
 
 def cache_path(benchmark: str, hinted: bool = False) -> Path:
-    """``baselines/co/data/<benchmark>/ortools_test.npz`` (``ortools_hinted_test.npz``: started from a hint)."""
+    """``relic_envs/data/<benchmark>/ortools_test.npz`` (``ortools_hinted_test.npz``: started from a hint)."""
     _check_name(benchmark)
-    return CACHE_DIR / benchmark / (HINTED_CACHE_NAME if hinted else CACHE_NAME)
+    return reference_path(benchmark, HINTED_CACHE_NAME if hinted else CACHE_NAME)
 
 
 def pad_routes(benchmark: str, routes: list[list[int]], n: int) -> np.ndarray:
@@ -317,26 +316,14 @@ def write_cache(
         "proven_optimal": False,
         "machine": f"{os.cpu_count()} CPU cores, load average {load:.1f} at the start (shared)",
     }
-    path = path or cache_path(benchmark, hinted=hint is not None)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {f"{regime}.{f}": v for regime, fields in results.items() for f, v in fields.items()}
-    np.savez_compressed(path, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    save_results(path or cache_path(benchmark, hinted=hint is not None), results, meta)
     return ReferenceCache(results, meta)
 
 
 def load_cache(benchmark: str, path: Path | None = None, hinted: bool = False) -> ReferenceCache | None:
     """The cached routing-solver results of a benchmark's test splits, or ``None`` when absent."""
-    path = path or cache_path(benchmark, hinted)
-    if not path.exists():
-        return None
-    results: dict[str, dict[str, np.ndarray]] = {}
-    with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(str(data["meta"]))
-        for key in data.files:
-            if key != "meta":
-                regime, field = key.split(".")
-                results.setdefault(regime, {})[field] = data[key]
-    return ReferenceCache(results, meta)
+    loaded = load_results(path or cache_path(benchmark, hinted))
+    return None if loaded is None else ReferenceCache(*loaded)
 
 
 def summary(benchmark: str, cache: ReferenceCache) -> str:

@@ -52,7 +52,7 @@ off (on the shared 2-core machine it alone outlasted a 15 s limit at 200 jobs / 
 one thread), one thread, ``random_seed = 0``, a wall-clock limit per instance: what it
 reaches depends on the CPU time it gets.
 
-**Caches** ``baselines/co/data/{fjagv,mrcps}/cpsat_test.npz``, the MAS caches' layout
+**Caches** ``relic_envs/data/{fjagv,mrcps}/cpsat_test.npz``, the MAS caches' layout
 (``meta`` JSON plus ``<regime>.<field>`` arrays in split order).
 """
 
@@ -66,11 +66,11 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from baselines._cache import load_results, save_results
 from relic_envs.co.fjagv import simulator as fsim
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.mrcps import simulator as msim
 from relic_envs.co.mrcps.generator import MRCPSInstance
+from relic_envs.core.references import load_results, reference_path, save_results
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 BENCHMARKS = ("fjagv", "mrcps")
@@ -79,7 +79,6 @@ MRCPS_UNIT = 391  # 17 * 23: MRCPS effective durations are integers in 1/391
 MRCPS_SCALE = 100  # extra objective scale for the MRCPS labor coefficients
 DEFAULT_TIME_LIMIT = 15.0
 DEFAULT_WORKERS = 1
-CACHE_DIR = Path(__file__).parent / "data"
 CACHE_NAME = "cpsat_test.npz"
 INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-baselines optimum --write"
 HINTS = {"fjagv": "spt-atc-nearest", "mrcps": "par-mslk-speed"}  # the classical row whose schedule is the hint
@@ -508,9 +507,9 @@ def _check_name(benchmark: str) -> None:
 
 
 def cache_path(benchmark: str) -> Path:
-    """``baselines/co/data/<benchmark>/cpsat_test.npz``."""
+    """``relic_envs/data/<benchmark>/cpsat_test.npz``."""
     _check_name(benchmark)
-    return CACHE_DIR / benchmark / CACHE_NAME
+    return reference_path(benchmark, CACHE_NAME)
 
 
 @dataclasses.dataclass(frozen=True)

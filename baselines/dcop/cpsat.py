@@ -37,7 +37,6 @@ status (``optimal``: optimal for the rounded model, so the true optimum lies wit
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -47,8 +46,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from relic_envs.core.instance import Instance
+from relic_envs.core.references import load_fields, reference_path, save_fields
 from relic_envs.core.registry import get_benchmark
-from relic_envs.core.splits import DATA_DIR
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
@@ -272,7 +271,7 @@ def solve_cpsat(
 
 def cache_path(benchmark: str) -> Path:
     _check_name(benchmark)
-    return DATA_DIR / benchmark / CACHE_NAME
+    return reference_path(benchmark, CACHE_NAME)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,18 +338,16 @@ def write_cache(
         meta=meta,
     )
     fields = {f.name: getattr(cache, f.name) for f in dataclasses.fields(cache) if f.name != "meta"}
-    np.savez_compressed(path or cache_path(benchmark), meta=np.array(json.dumps(meta, sort_keys=True)), **fields)
+    save_fields(path or cache_path(benchmark), fields, meta)
     return cache
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> OptimumCache | None:
     """The cached CP-SAT results of a benchmark's test split, or ``None`` when absent."""
-    path = path or cache_path(benchmark)
-    if not path.exists():
+    loaded = load_fields(path or cache_path(benchmark))
+    if loaded is None:
         return None
-    with np.load(path, allow_pickle=False) as data:
-        fields = {k: data[k] for k in data.files if k != "meta"}
-        meta = json.loads(str(data["meta"]))
+    fields, meta = loaded
     return OptimumCache(meta=meta, **fields)
 
 

@@ -30,7 +30,7 @@ from baselines.dcop.cpsat import INSTALL_HINT, load_cache
 from baselines.dcop.sweep import dcop_benchmark, run_sweeps
 from relic_envs.core.splits import splits
 from relic_envs.dcop._sweep import SWEEPS
-from relic_envs.dcop.paper_table import PAPER_TABLE2
+from relic_envs.paper_numbers import PAPER_TABLE2
 
 ALGORITHMS = ("dsa-a", "dsa-b", "dsa-c", "mgm", "mgm2", "maxsum", "lsga-dsa")
 PAIRWISE_ONLY = {"maxsum"}

@@ -42,9 +42,9 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from baselines._cache import load_results, save_results
 from baselines.mapp import plans
 from relic_envs.core.benchmark import ROLES
+from relic_envs.core.references import load_results, reference_path, save_results
 from relic_envs.errors import MissingExtra
 from relic_envs.mapp._geometry import distances
 
@@ -52,7 +52,6 @@ DIST_SCALE = 1_000_000
 VALUE_SCALE = 10_000
 DEFAULT_TIME_LIMIT = 20.0
 DEFAULT_WORKERS = 2
-CACHE_DIR = Path(__file__).parent / "data"
 CACHE_NAME = "cpsat_test.npz"
 INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then python -m baselines.mapp.cpsat --write"
 _LOG = False  # True: print CP-SAT's search log
@@ -172,8 +171,8 @@ def solve(name: str, instance, *, time_limit: float = DEFAULT_TIME_LIMIT, worker
 
 # -- the cache of the canonical test splits ---------------------------------------------
 def cache_path(name: str) -> Path:
-    """``baselines/mapp/data/<name>/cpsat_test.npz``."""
-    return CACHE_DIR / name / CACHE_NAME
+    """``relic_envs/data/<name>/cpsat_test.npz``."""
+    return reference_path(name, CACHE_NAME)
 
 
 def write_cache(name: str, *, time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,

@@ -8,7 +8,7 @@ route the solver returns is truly within ``B``); arc costs the lengths rounded u
 coarser ``COST_SCALE``, so that collected prize dominates and distance only breaks ties.
 First solution ``PARALLEL_CHEAPEST_INSERTION``, then guided local search for
 ``DEFAULT_TIME_LIMIT`` seconds per instance. Time-limited, so the result depends on the
-machine: the table reads the cache ``baselines/mapp/data/mapp_pc/ortools_test.npz``
+machine: the table reads the cache ``relic_envs/data/mapp_pc/ortools_test.npz``
 (``python -m baselines.mapp.ortools_routing --write``).
 """
 
@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from baselines._cache import load_results, save_results
 from baselines.mapp import plans
 from relic_envs.core.benchmark import ROLES
+from relic_envs.core.references import load_results, reference_path, save_results
 from relic_envs.errors import MissingExtra
 from relic_envs.mapp._geometry import distances
 
@@ -31,7 +30,7 @@ DIST_SCALE = 1_000_000
 COST_SCALE = 1_000
 PRIZE_SCALE = 1_000_000
 DEFAULT_TIME_LIMIT = 10
-CACHE = Path(__file__).parent / "data" / "mapp_pc" / "ortools_test.npz"
+CACHE = reference_path("mapp_pc", "ortools_test.npz")
 
 
 def solve(instance, time_limit: float = DEFAULT_TIME_LIMIT) -> list[list[int]]:

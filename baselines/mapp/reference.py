@@ -8,7 +8,7 @@
 
 Each is replayed through the benchmark's episode; the cache holds the episode objective,
 the wall time and the routes (0-padded) per test instance:
-``baselines/mapp/data/<name>/reference_test.npz``
+``relic_envs/data/<name>/reference_test.npz``
 (``python -m baselines.mapp.reference --write mapp_ar mapp_ds``).
 """
 
@@ -20,17 +20,16 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from baselines._cache import load_results, save_results
 from baselines.mapp import dynamic, plans
 from relic_envs.core.benchmark import ROLES
+from relic_envs.core.references import load_results, reference_path, save_results
 
-CACHE_DIR = Path(__file__).parent / "data"
 NAMES = ("mapp_ar", "mapp_ds")
 LABEL = {"mapp_ar": "best of ILS and a long randomised ILS (best found)", "mapp_ds": "offline full-information reference (upper reference)"}
 
 
 def cache_path(name: str) -> Path:
-    return CACHE_DIR / name / "reference_test.npz"
+    return reference_path(name, "reference_test.npz")
 
 
 def routes_of(name: str, instance) -> list[list[int]]:

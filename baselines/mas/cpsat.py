@@ -61,9 +61,9 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from baselines._cache import load_results, save_results
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
+from relic_envs.core.references import load_results, reference_path, save_results
 from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig, MissingExtra
 
@@ -71,7 +71,6 @@ MAS = ("mas_jd", "mas_st", "mas_fs")
 TIME_SCALE = 10_000
 DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_WORKERS = 2
-CACHE_DIR = Path(__file__).parent / "data"
 CACHE_NAME = "cpsat_test.npz"
 INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-baselines optimum --write"
 
@@ -425,9 +424,9 @@ FIELDS = ("machine", "start", "objective", "model_objective", "bound", "slack", 
 
 
 def cache_path(benchmark: str) -> Path:
-    """``baselines/mas/data/<benchmark>/cpsat_test.npz``."""
+    """``relic_envs/data/<benchmark>/cpsat_test.npz``."""
     _check_name(benchmark)
-    return CACHE_DIR / benchmark / CACHE_NAME
+    return reference_path(benchmark, CACHE_NAME)
 
 
 @dataclasses.dataclass(frozen=True)

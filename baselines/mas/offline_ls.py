@@ -34,8 +34,8 @@ import time
 
 import numpy as np
 
-from baselines._cache import load_results, save_results
 from baselines.mas import cpsat
+from relic_envs.core.references import load_results, reference_path, save_results
 
 MOVES = 20000
 WINDOW = 10
@@ -130,7 +130,7 @@ def search(instance, *, moves: int = MOVES, seed: int = SEED, index: int | None 
 
 
 def cache_path():
-    return cpsat.CACHE_DIR / NAME / CACHE_NAME
+    return reference_path(NAME, CACHE_NAME)
 
 
 def write_cache(moves: int = MOVES, progress: bool = True):

@@ -109,29 +109,39 @@ class SweepContext:
 
 
 class DCOPProblem(abc.ABC):
-    """What one DCOP benchmark defines; the sweep machinery does the rest."""
+    """What one DCOP benchmark declares; the sweep machinery does the rest.
+
+    A benchmark is data: its name, domain, instance type, role purposes and role
+    features, plus its ``generator`` and ``simulator`` modules. The generator module gives
+    ``REGIMES`` and ``generate(params, rng)``; the simulator module gives ``cost``,
+    ``landscape``, ``peers`` and, where constraints and preferences differ, ``violation``.
+    What is left to write per benchmark is what is its own: ``worst_cost`` and the role
+    ``features``.
+    """
 
     name: str
     domain: int
     instance_type: type[Instance]
     purposes: Mapping[str, str]  # role -> what it specialises in (prompt text)
     role_features: Mapping[str, Sequence[Feature]]  # role -> features after (cur, delta, u, t)
+    generator: Any  # the benchmark's generator module
+    simulator: Any  # the benchmark's simulator module
 
-    @abc.abstractmethod
     def regimes(self) -> Mapping[str, Any]:
         """Regime name -> generator parameters; training batches first, test last."""
+        return self.generator.REGIMES
 
-    @abc.abstractmethod
     def generate(self, params: Any, rng: np.random.Generator) -> Instance:
         """A fresh instance for one regime's parameters."""
+        return self.generator.generate(params, rng)
 
-    @abc.abstractmethod
     def cost(self, instance: Instance, x: np.ndarray) -> float:
         """The paper's global cost of assignment ``x``."""
+        return self.simulator.cost(instance, x)
 
-    @abc.abstractmethod
     def landscape(self, instance: Instance, x: np.ndarray) -> np.ndarray:
         """``(N, domain)`` local cost of every value of every variable (see module doc)."""
+        return self.simulator.landscape(instance, x)
 
     def violation(self, instance: Instance, x: np.ndarray) -> np.ndarray:
         """``(N, domain)`` constraint-penalty part of the landscape (default: all of it).
@@ -139,15 +149,16 @@ class DCOPProblem(abc.ABC):
         DSA-B's lateral move and role A's features count a variable as "in conflict"
         when this is positive at its current value.
         """
-        return self.landscape(instance, x)
+        own = getattr(self.simulator, "violation", None)
+        return own(instance, x) if own is not None else self.landscape(instance, x)
 
     @abc.abstractmethod
     def worst_cost(self, instance: Instance) -> float:
         """An upper bound of ``cost(instance, x)`` over every assignment ``x`` (costs are >= 0)."""
 
-    @abc.abstractmethod
     def peers(self, instance: Instance) -> np.ndarray:
         """``(P, 2)`` pairs of variables that share a cost term (each pair once)."""
+        return self.simulator.peers(instance)
 
     def coupled(self, instance: Instance) -> np.ndarray:
         """``(P, 2)`` every pair of variables that share a cost term (each pair once).
@@ -162,6 +173,10 @@ class DCOPProblem(abc.ABC):
     @abc.abstractmethod
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray) -> dict[str, np.ndarray]:
         """The role's features (names of ``role_features[role]``) for variables ``idx``."""
+
+    def pick(self, role: str, available: Mapping[str, Callable[[], np.ndarray]]) -> dict[str, np.ndarray]:
+        """``role``'s features from ``available`` (name -> how to compute it): only those it declares are computed."""
+        return {f.name: available[f.name]() for f in self.role_features[role]}
 
     def n_vars(self, instance: Instance) -> int:
         return int(instance.x0.shape[0])

@@ -235,7 +235,7 @@ def test_reference_rows_sit_beside_the_grid_rows_and_never_take_the_best(tmp_pat
 
 
 def test_paper_numbers_match_the_papers_tables():
-    from relic_experiments.paper_numbers import PAPER
+    from relic_envs.paper_numbers import PAPER
 
     # Hand-read from relic.tex: tab:main-heterogeneous, tab:generalization, tab:alternative-interface.
     assert PAPER["paper"]["mapp_pc/test50"]["relic"] == (38.98, 0.74)

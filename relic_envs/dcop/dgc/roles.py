@@ -23,24 +23,11 @@ class DGCProblem(DCOPProblem):
     instance_type = generator.DGCInstance
     purposes = PURPOSES
     role_features = _features.ROLE_FEATURES
-
-    def regimes(self):
-        return generator.REGIMES
-
-    def generate(self, params, rng):
-        return generator.generate(params, rng)
-
-    def cost(self, instance, x):
-        return simulator.cost(instance, x)
-
-    def landscape(self, instance, x):
-        return simulator.landscape(instance, x)
+    generator = generator
+    simulator = simulator
 
     def worst_cost(self, instance):
         return float(np.abs(instance.weights).sum())  # every edge monochromatic
-
-    def peers(self, instance):
-        return simulator.peers(instance)
 
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray):
         directed, count = ctx.instance_cache("peers", lambda: _features.peer_stats(self.peers(ctx.instance), ctx.x.size))

@@ -24,21 +24,8 @@ class DiMESProblem(DCOPProblem):
     instance_type = generator.DiMESInstance
     purposes = PURPOSES
     role_features = _features.ROLE_FEATURES
-
-    def regimes(self):
-        return generator.REGIMES
-
-    def generate(self, params, rng):
-        return generator.generate(params, rng)
-
-    def cost(self, instance, x):
-        return simulator.cost(instance, x)
-
-    def landscape(self, instance, x):
-        return simulator.landscape(instance, x)
-
-    def violation(self, instance, x):
-        return simulator.violation(instance, x)
+    generator = generator
+    simulator = simulator
 
     def worst_cost(self, instance):
         # Every attendance off its meeting's slot, every travel term at its full time,
@@ -46,9 +33,6 @@ class DiMESProblem(DCOPProblem):
         off = simulator.OFF_SLOT_COST * instance.meeting.size
         travel = simulator.TRAVEL_COST * float(np.abs(simulator.travel_time(instance)[::2]).sum())
         return off + travel + float(np.abs(instance.pref).max(axis=1).sum())
-
-    def peers(self, instance):
-        return simulator.peers(instance)
 
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray):
         directed, count = ctx.instance_cache("peers", lambda: _features.peer_stats(self.peers(ctx.instance), ctx.x.size))

@@ -47,18 +47,8 @@ class SensorProblem(DCOPProblem):
     instance_type = generator.SensorInstance
     purposes = PURPOSES
     role_features = ROLE_FEATURES
-
-    def regimes(self):
-        return generator.REGIMES
-
-    def generate(self, params, rng):
-        return generator.generate(params, rng)
-
-    def cost(self, instance, x):
-        return simulator.cost(instance, x)
-
-    def landscape(self, instance, x):
-        return simulator.landscape(instance, x)
+    generator = generator
+    simulator = simulator
 
     def worst_cost(self, instance):
         # Every target under-covered and over-covered by all its candidate sensors at
@@ -66,10 +56,6 @@ class SensorProblem(DCOPProblem):
         excess = np.maximum(0, simulator.supply(instance) - simulator.REQUIRED)
         pairs = instance.incompatible.sum() / 2.0
         return float(np.abs(instance.target_value).sum() + excess.sum() + simulator.INCOMPATIBLE_COST * pairs)
-
-    def peers(self, instance):
-        """Sensors that share a candidate target (they meet in that target's coverage term)."""
-        return simulator.peers(instance)
 
     def features(self, ctx: SweepContext, role: str, idx: np.ndarray):
         inst = ctx.instance
@@ -95,4 +81,4 @@ class SensorProblem(DCOPProblem):
                 (n_now - simulator.coverage(inst, ctx.x_prev)).astype(np.float64)
             ),
         }
-        return {f.name: available[f.name]() for f in ROLE_FEATURES[role]}
+        return self.pick(role, available)

@@ -49,21 +49,8 @@ class SHDSProblem(DCOPProblem):
     instance_type = generator.SHDSInstance
     purposes = PURPOSES
     role_features = ROLE_FEATURES
-
-    def regimes(self):
-        return generator.REGIMES
-
-    def generate(self, params, rng):
-        return generator.generate(params, rng)
-
-    def cost(self, instance, x):
-        return simulator.cost(instance, x)
-
-    def landscape(self, instance, x):
-        return simulator.landscape(instance, x)
-
-    def violation(self, instance, x):
-        return simulator.violation(instance, x)
+    generator = generator
+    simulator = simulator
 
     def worst_cost(self, instance):
         # Each device at its dearest slots, farthest from its preference, and the whole
@@ -101,4 +88,4 @@ class SHDSProblem(DCOPProblem):
             "capacity_slack": lambda: inst.capacity - load,
             "load_change": lambda: load - simulator.load(inst, ctx.x_prev),
         }
-        return {f.name: available[f.name]() for f in ROLE_FEATURES[role]}
+        return self.pick(role, available)
