@@ -44,11 +44,11 @@ FAMILIES = {
 }
 
 
-def _mas(name: str, instances) -> dict[str, np.ndarray]:
-    """Per role ``[decisions, with >= 2 valid answers, with >= 2 pool jobs]``."""
+def _count_masks(name: str, instances, counts) -> dict[str, np.ndarray]:
+    """Play the seed team; per role, the sum of ``counts(action_mask)`` over its decisions."""
     bench = relic_envs.get_benchmark(name)
     team = seed_team(name)
-    out = {r: np.zeros(3, dtype=np.int64) for r in ROLES}
+    out = {r: np.zeros(len(counts(np.ones(2, dtype=np.int8))), dtype=np.int64) for r in ROLES}
     for inst in instances:
         ep = bench.new_episode(inst)
         while not ep.done:
@@ -58,13 +58,17 @@ def _mas(name: str, instances) -> dict[str, np.ndarray]:
                     actions[r] = WAIT
                     continue
                 obs = ep.observe(r)
-                mask = np.asarray(obs["action_mask"])
-                out[r] += [1, int(mask.sum() >= 2), int(mask[1:].sum() >= 2)]
+                out[r] += counts(np.asarray(obs["action_mask"]))
                 actions[r] = team[r](obs)
             invalid = ep.step(actions)
             if invalid is not None:
                 raise RuntimeError(f"{name}: the seed team voided a rollout: {invalid}")
     return out
+
+
+def _mas(name: str, instances) -> dict[str, np.ndarray]:
+    """Per role ``[decisions, with >= 2 valid answers, with >= 2 pool jobs]``."""
+    return _count_masks(name, instances, lambda mask: [1, int(mask.sum() >= 2), int(mask[1:].sum() >= 2)])
 
 
 def _co(name: str, instances) -> dict[str, np.ndarray]:
@@ -82,22 +86,7 @@ def _co(name: str, instances) -> dict[str, np.ndarray]:
 
 def _mapp(name: str, instances) -> dict[str, np.ndarray]:
     """Per role ``[decisions, with >= 2 valid answers]`` (the action mask)."""
-    bench = relic_envs.get_benchmark(name)
-    team = seed_team(name)
-    out = {r: np.zeros(2, dtype=np.int64) for r in ROLES}
-    for inst in instances:
-        ep = bench.new_episode(inst)
-        while not ep.done:
-            actions = {}
-            for r in ROLES:
-                if not ep.acting(r):
-                    actions[r] = WAIT
-                    continue
-                obs = ep.observe(r)
-                out[r] += [1, int(np.asarray(obs["action_mask"]).sum() >= 2)]
-                actions[r] = team[r](obs)
-            ep.step(actions)
-    return out
+    return _count_masks(name, instances, lambda mask: [1, int(mask.sum() >= 2)])
 
 
 def _dcop(name: str, instances) -> dict[str, np.ndarray]:

@@ -3,7 +3,7 @@
     relic-grid run grids/dcop-main.toml --out runs/dcop-main [--workers 2]
     relic-grid run grids/dcop-main.toml --out runs/dcop-main --backend ray --address auto
     relic-grid run grids/dcop-main.toml --out runs/dcop-main --dry-run
-    relic-grid table runs/dcop-main [--format md|csv|tex] [--classical] [--solver] [--paper]
+    relic-grid table runs/dcop-main [--format md|csv|tex] [--classical] [--learned DIR] [--solver] [--paper]
     relic-grid usage runs/dcop-main [--usd-per-mtok-in 0.15 --usd-per-mtok-out 0.60]
 """
 
@@ -62,13 +62,15 @@ def _results(out: str):
     return [r for c in spec.cells() if (r := load_result(c, out)) is not None], spec
 
 
-def _references(results, out: str, *, classical: bool, solver: bool, paper: bool) -> list:
+def _references(results, out: str, *, classical: bool, solver: bool, paper: bool, learned: str | None = None) -> list:
     from relic_experiments import references
 
     envs = list(dict.fromkeys((r.cell.env, r.cell.interface) for r in results))
     refs = []
     if classical:
         refs += references.classical(envs, out)
+    if learned is not None:
+        refs += references.learned(envs, out, learned)
     if solver:
         refs += references.solver(envs)
     if paper:
@@ -121,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.add_argument("--plot", default=None, help="also save a bar chart per column to this PNG file")
     table.add_argument("--classical", action="store_true",
                        help="add each family's classical rows, played on the same test instances (cached in OUT)")
+    table.add_argument("--learned", metavar="DIR", default=None,
+                       help="add trained IPPO/MAPPO rows from the checkpoints DIR/<env>_<algo> (python -m baselines.rl "
+                            "train; the repository's: docs/images/rl/checkpoints), played on the same test instances")
     table.add_argument("--solver", action="store_true", help="add the cached CP-SAT / OR-Tools references")
     table.add_argument("--paper", action="store_true", help="add the paper's own numbers, labelled as theirs")
     usage = sub.add_parser("usage", help="LLM calls, requests, tokens, cost and wall time per finished cell")
@@ -145,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "usage":
             sys.stdout.write(usage_table(results, args.usd_per_mtok_in, args.usd_per_mtok_out))
             return 0
-        refs = _references(results, args.out, classical=args.classical, solver=args.solver, paper=args.paper)
+        refs = _references(results, args.out, classical=args.classical, solver=args.solver, paper=args.paper,
+                           learned=args.learned)
         sys.stdout.write(FORMATS[args.format](results, refs))
         if args.plot:
             bar_chart(results, args.plot, refs)

@@ -19,6 +19,11 @@ what". Three kinds, each opt-in on ``relic-grid table``:
     at the test sizes). FSTSP's cached reference is a truck-only tour, not a reference for
     the objective. MAPP: CP-SAT's best found (PC), the best ILS plan found (AR), the
     offline full-information plan (DS, clairvoyant: an upper reference, not a bound).
+``--learned DIR``
+    Trained IPPO / MAPPO teams (``baselines.rl``): every checkpoint ``DIR/<env>_<algo>``
+    (``DIR/<env>_alt_<algo>`` for the alternative interface) is played greedily on the
+    same test instances, once, and cached in ``OUT/references/`` like the classical rows.
+    The repository's checkpoints are in ``docs/images/rl/checkpoints``.
 ``--paper``
     The paper's own means and standard deviations (:mod:`relic_envs.paper_numbers`; DCOP:
     its Table 2, the GPT-4o-mini rows), labelled as theirs.
@@ -94,6 +99,23 @@ def classical(envs: Iterable[tuple[str, str]], out: str | Path, *, progress: boo
                 per_instance = values[size]
                 rows.setdefault(f"classical: {team}", {})[(env, size, interface)] = (
                     float(np.mean(per_instance)), 0.0, 1)
+    return [Reference(label, values) for label, values in rows.items()]
+
+
+def learned(envs: Iterable[tuple[str, str]], out: str | Path, checkpoints: str | Path) -> list[Reference]:
+    """``learned: IPPO`` / ``learned: MAPPO`` rows from the checkpoints under ``checkpoints`` (module doc)."""
+    from baselines.cli import evaluate
+
+    rows: dict[str, dict] = {}
+    for env, interface in envs:
+        for algo in ("ippo", "mappo"):
+            path = Path(checkpoints) / (f"{env}_{algo}" if interface == "paper" else f"{env}_{interface}_{algo}")
+            if not (path / "config.json").exists():
+                continue
+            values = _cached(Path(out) / "references" / f"{env}-{interface}" / f"{algo}.json",
+                             lambda env=env, team=f"{algo}:{path}", interface=interface: _play(evaluate, env, team, interface))
+            for size, per_instance in values.items():
+                rows.setdefault(f"learned: {algo.upper()}", {})[(env, size, interface)] = (float(np.mean(per_instance)), 0.0, 1)
     return [Reference(label, values) for label, values in rows.items()]
 
 

@@ -76,21 +76,27 @@ def _gap(mean: float, best: float, minimize: bool) -> float:
     return (mean - best if minimize else best - mean) / (abs(best) + EPS) * 100
 
 
+def _cells(row: str, columns: list[str], entries: dict, spread: str, gap: str, best: str) -> list[str]:
+    """A row's (result, gap) cells: ``spread`` formats mean and std, ``gap`` the gap, ``best`` wraps the column's best."""
+    cells = []
+    for c in columns:
+        e = entries.get((row, c))
+        if e is None:
+            cells += ["-", "-"]
+            continue
+        text = spread.format(f"{e.mean:.6g}", f"{e.std:.3g}") if e.runs > 1 or not e.reference else f"{e.mean:.6g}"
+        pair = [text, gap.format(e.gap)]
+        cells += [best.format(x) for x in pair] if e.best else pair
+    return cells
+
+
 def markdown(results: list[CellResult], references: Sequence[Reference] = ()) -> str:
     rows, columns, entries = aggregate(results, references)
     arrows = {c: "↓" if relic_envs.get_benchmark(c.split("/")[0]).minimize else "↑" for c in columns}
     lines = ["| method | " + " | ".join(f"{c} {arrows[c]} | gap" for c in columns) + " |",
              "|---|" + "---|---|" * len(columns)]
     for row in rows:
-        cells = []
-        for c in columns:
-            e = entries.get((row, c))
-            if e is None:
-                cells += ["-", "-"]
-                continue
-            text = f"{e.mean:.6g} ± {e.std:.3g}" if e.runs > 1 or not e.reference else f"{e.mean:.6g}"
-            gap = f"{e.gap:.2f}%"
-            cells += [f"**{text}**", f"**{gap}**"] if e.best else [text, gap]
+        cells = _cells(row, columns, entries, "{} ± {}", "{:.2f}%", "**{}**")
         label = f"*{row}*" if any(entries.get((row, c), Entry(0, 0, 0)).reference for c in columns) else row
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -113,15 +119,7 @@ def latex(results: list[CellResult], references: Sequence[Reference] = ()) -> st
     out = [r"\begin{tabular}{|l|" + "ll|" * len(columns) + "}", r"\hline",
            "Method & " + " & ".join(rf"\multicolumn{{2}}{{l|}}{{{h}}}" for h in heads) + r" \\", r"\hline"]
     for row in rows:
-        cells = []
-        for c in columns:
-            e = entries.get((row, c))
-            if e is None:
-                cells += ["-", "-"]
-                continue
-            text = rf"{e.mean:.6g} $\pm$ {e.std:.3g}" if e.runs > 1 or not e.reference else f"{e.mean:.6g}"
-            gap = rf"{e.gap:.2f}\%"
-            cells += [rf"\textbf{{{text}}}", rf"\textbf{{{gap}}}"] if e.best else [text, gap]
+        cells = _cells(row, columns, entries, r"{} $\pm$ {}", r"{:.2f}\%", r"\textbf{{{}}}")
         out.append(row.replace("_", r"\_") + " & " + " & ".join(cells) + r" \\")
     out += [r"\hline", r"\end{tabular}"]
     return "\n".join(out) + "\n"

@@ -58,12 +58,13 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._ortools import routing as _routing
 from relic_envs.co.fstsp import simulator as fsim
 from relic_envs.co.fstsp.generator import FSTSPInstance
 from relic_envs.co.hmtsp import simulator as hsim
 from relic_envs.co.hmtsp.generator import VEHICLES, HMTSPInstance
 from relic_envs.core.references import load_results, reference_path, save_results
-from relic_envs.errors import InvalidConfig, MissingExtra
+from relic_envs.errors import InvalidConfig
 
 BENCHMARKS = ("hmtsp", "fstsp")
 SCALE = 1_000_000
@@ -72,14 +73,6 @@ CACHE_NAME = "ortools_test.npz"
 HINTED_CACHE_NAME = "ortools_hinted_test.npz"  # the search started from a classical row (``--hint``)
 INSTALL_HINT = "pip install 'relic-envs[solvers]', then python -m baselines.co.routing --write"
 SEARCH = "first solution PATH_CHEAPEST_ARC, local search GUIDED_LOCAL_SEARCH"
-
-
-def _pywrapcp():
-    try:
-        from ortools.constraint_solver import pywrapcp, routing_enums_pb2
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise MissingExtra("ortools", "solvers") from exc
-    return pywrapcp, routing_enums_pb2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +88,7 @@ class RoutingResult:
 
 
 def _params(time_limit: float):
-    pywrapcp, enums = _pywrapcp()
+    pywrapcp, enums = _routing()
     if not time_limit > 0:
         raise InvalidConfig(f"time_limit must be > 0 seconds, got {time_limit}")
     params = pywrapcp.DefaultRoutingSearchParameters()
@@ -106,7 +99,7 @@ def _params(time_limit: float):
 
 
 def _status(routing) -> str:
-    _, enums = _pywrapcp()
+    _, enums = _routing()
     code = int(routing.status())
     try:
         return enums.RoutingSearchStatus.Value.Name(code)
@@ -144,7 +137,7 @@ def solve_hmtsp(
     ``hint`` (three routes, e.g. a classical row's answer) starts the search from that
     solution instead of ``PATH_CHEAPEST_ARC``.
     """
-    pywrapcp, _ = _pywrapcp()
+    pywrapcp, _ = _routing()
     n = instance.n_customers
     depots = [n + k for k in range(VEHICLES)]
     manager = pywrapcp.RoutingIndexManager(n + VEHICLES, VEHICLES, depots, depots)
@@ -195,7 +188,7 @@ def truck_epochs(tour: list[int]) -> list[tuple[int, int, int, int]]:
 
 def solve_truck_tsp(instance: FSTSPInstance, *, time_limit: float = DEFAULT_TIME_LIMIT) -> RoutingResult:
     """OR-Tools' best truck-only FSTSP tour within ``time_limit`` seconds (module doc)."""
-    pywrapcp, _ = _pywrapcp()
+    pywrapcp, _ = _routing()
     n = instance.n_customers
     manager = pywrapcp.RoutingIndexManager(n + 1, 1, 0)
     routing = pywrapcp.RoutingModel(manager)

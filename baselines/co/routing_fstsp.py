@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines._team import RoleTeam
 from baselines.co.routing_tours import nearest_neighbour, two_opt
 from relic_envs.co.fstsp import simulator as sim
 from relic_envs.co.fstsp.generator import FSTSPInstance
@@ -192,7 +193,7 @@ def replay(instance: FSTSPInstance, epochs: list[Epoch]) -> tuple[float, dict]:
     return episode.objective(), info
 
 
-class PlanTeam(Mapping):
+class PlanTeam(RoleTeam):
     """A row as a team: ``reset(instance)`` plans the epochs, then A, B and C play them
     (``relic_envs.rollout("fstsp", PlanTeam("truck+split"), instances)``). A role whose
     action mask offers no identifier is not deciding and returns ``-1``."""
@@ -218,12 +219,3 @@ class PlanTeam(Mapping):
             return (a, b, r)[k]
 
         return act
-
-    def __getitem__(self, role: str):
-        return self._policy(ROLES.index(role))
-
-    def __iter__(self):
-        return iter(ROLES)
-
-    def __len__(self) -> int:
-        return len(ROLES)

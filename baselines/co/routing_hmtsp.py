@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines._team import RoleTeam
 from baselines.co.routing_tours import two_opt
 from relic_envs.co.hmtsp import simulator as sim
 from relic_envs.co.hmtsp.generator import VEHICLES, HMTSPInstance
@@ -233,7 +234,7 @@ def replay(instance: HMTSPInstance, routes: list[list[int]]) -> tuple[float, dic
     return episode.objective(), info
 
 
-class PlanTeam(Mapping):
+class PlanTeam(RoleTeam):
     """A row as a team: on ``reset(instance)`` it solves the instance with ``method`` and then
     each vehicle returns its planned next customer (``-1`` when its route is done or when it
     is not its turn). ``relic_envs.rollout("hmtsp", PlanTeam("ci+2opt"), instances)``."""
@@ -259,12 +260,3 @@ class PlanTeam(Mapping):
             return j
 
         return act
-
-    def __getitem__(self, role: str):
-        return self._policy(ROLES.index(role))
-
-    def __iter__(self):
-        return iter(ROLES)
-
-    def __len__(self) -> int:
-        return len(ROLES)

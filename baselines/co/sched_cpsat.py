@@ -66,12 +66,13 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._ortools import cp_model as _cp_model
 from relic_envs.co.fjagv import simulator as fsim
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.mrcps import simulator as msim
 from relic_envs.co.mrcps.generator import MRCPSInstance
 from relic_envs.core.references import load_results, reference_path, save_results
-from relic_envs.errors import InvalidConfig, MissingExtra
+from relic_envs.errors import InvalidConfig
 
 BENCHMARKS = ("fjagv", "mrcps")
 FJAGV_SCALE = 1000  # time units per unit of FJAGV time
@@ -82,14 +83,6 @@ DEFAULT_WORKERS = 1
 CACHE_NAME = "cpsat_test.npz"
 INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-baselines optimum --write"
 HINTS = {"fjagv": "spt-atc-nearest", "mrcps": "par-mslk-speed"}  # the classical row whose schedule is the hint
-
-
-def _cp_model():
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise MissingExtra("ortools", "solvers") from exc
-    return cp_model
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines._team import RoleTeam
 from relic_envs.co._construct import ConstructiveEpisode, Decision
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
@@ -47,7 +48,7 @@ def play(name: str, instance: Instance, choose: Chooser) -> tuple[ConstructiveEp
     return episode, choices
 
 
-class PlanTeam(Mapping):
+class PlanTeam(RoleTeam):
     """A named row as a team of the env (module doc). ``solve(instance) -> choices`` plays the row."""
 
     def __init__(self, solve: Callable[[Instance], list[int]]):
@@ -65,13 +66,5 @@ class PlanTeam(Mapping):
         self.next += 1
         return choice
 
-    def __getitem__(self, role: str):
-        if role not in ROLES:
-            raise KeyError(role)
-        return self._act
-
-    def __iter__(self):
-        return iter(ROLES)
-
-    def __len__(self) -> int:
-        return len(ROLES)
+    def _policy(self, k: int):
+        return self._act  # one sequence of choices, whichever role decides

@@ -45,10 +45,11 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._ortools import cp_model as _cp_model
 from relic_envs.core.instance import Instance
 from relic_envs.core.references import load_fields, reference_path, save_fields
 from relic_envs.core.registry import get_benchmark
-from relic_envs.errors import InvalidConfig, MissingExtra
+from relic_envs.errors import InvalidConfig
 
 DCOPS = ("dgc", "dimes", "sensor_dcsp", "shds")
 SCALE = {"dgc": 1, "dimes": 1000, "sensor_dcsp": 1000, "shds": 100_000}
@@ -61,14 +62,6 @@ DEFAULT_WORKERS = 2
 CORE = {"dgc": True, "dimes": True, "sensor_dcsp": False, "shds": False}
 CACHE_NAME = "cpsat_test.npz"
 INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-baselines optimum --write"
-
-
-def _cp_model():
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise MissingExtra("ortools", "solvers") from exc
-    return cp_model
 
 
 @dataclasses.dataclass(frozen=True)

@@ -42,10 +42,10 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._ortools import cp_model as _cp_model
 from baselines.mapp import plans
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.references import load_results, reference_path, save_results
-from relic_envs.errors import MissingExtra
 from relic_envs.mapp._geometry import distances
 
 DIST_SCALE = 1_000_000
@@ -56,14 +56,6 @@ CACHE_NAME = "cpsat_test.npz"
 INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then python -m baselines.mapp.cpsat --write"
 _LOG = False  # True: print CP-SAT's search log
 FIELDS = ("objective", "bound", "status", "wall_time", "hint_objective", "repaired")
-
-
-def _cp_model():
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise MissingExtra("ortools", "solvers") from exc
-    return cp_model
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines._team import RoleTeam
 from baselines.mapp.plans import EPS
 from relic_envs.core.benchmark import ROLES
 from relic_envs.mapp._geometry import distances
@@ -94,7 +95,7 @@ def plan(dist: np.ndarray, starts, budgets, value: np.ndarray, ttl: np.ndarray) 
     return routes
 
 
-class OnlineTeam(Mapping):
+class OnlineTeam(RoleTeam):
     """The online insertion policy as a team of role programs (module doc).
 
     The team plans once per epoch, at the first call of the epoch (role A while A is out),
@@ -139,15 +140,8 @@ class OnlineTeam(Mapping):
             self.budget[k] = None
         return hop
 
-    def __getitem__(self, role: str):
-        k = ROLES.index(role)
+    def _policy(self, k: int):
         return lambda obs: self._act(k, obs)
-
-    def __iter__(self):
-        return iter(ROLES)
-
-    def __len__(self) -> int:
-        return len(ROLES)
 
 
 # -- the offline reference -------------------------------------------------------------------

@@ -20,10 +20,10 @@ import time
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._ortools import routing as ortools_routing
 from baselines.mapp import plans
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.references import load_results, reference_path, save_results
-from relic_envs.errors import MissingExtra
 from relic_envs.mapp._geometry import distances
 
 DIST_SCALE = 1_000_000
@@ -34,10 +34,7 @@ CACHE = reference_path("mapp_pc", "ortools_test.npz")
 
 
 def solve(instance, time_limit: float = DEFAULT_TIME_LIMIT) -> list[list[int]]:
-    try:
-        from ortools.constraint_solver import pywrapcp, routing_enums_pb2
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise MissingExtra("ortools", "solvers") from exc
+    pywrapcp, routing_enums_pb2 = ortools_routing()
     dist = distances(instance.coords)
     n = instance.n_nodes
     length = np.ceil(dist * DIST_SCALE).astype(np.int64)

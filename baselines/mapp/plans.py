@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines._team import RoleTeam
 from relic_envs.core.benchmark import ROLES
 from relic_envs.mapp._geometry import distances
 
@@ -233,7 +234,7 @@ def solve(name: str, instance, method: str) -> list[list[int]]:
 
 
 # -- playing a plan through the benchmark's episode ----------------------------------------
-class PlanTeam(Mapping):
+class PlanTeam(RoleTeam):
     """A plan as a team of role programs: ``reset(instance)`` plans (``solver(instance)``
     returns three routes), then each agent returns the next node of its route and the
     depot once it is done. ``relic_envs.rollout("mapp_pc", PlanTeam.of("mapp_pc", "ils"), instances)``."""
@@ -264,15 +265,6 @@ class PlanTeam(Mapping):
             return int(j)
 
         return act
-
-    def __getitem__(self, role: str):
-        return self._policy(ROLES.index(role))
-
-    def __iter__(self):
-        return iter(ROLES)
-
-    def __len__(self) -> int:
-        return len(ROLES)
 
 
 def play(name: str, instance, routes):

@@ -61,11 +61,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from baselines._ortools import cp_model as _cp_model
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
 from relic_envs.core.references import load_results, reference_path, save_results
 from relic_envs.core.registry import get_benchmark
-from relic_envs.errors import InvalidConfig, MissingExtra
+from relic_envs.errors import InvalidConfig
 
 MAS = ("mas_jd", "mas_st", "mas_fs")
 TIME_SCALE = 10_000
@@ -73,14 +74,6 @@ DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_WORKERS = 2
 CACHE_NAME = "cpsat_test.npz"
 INSTALL_HINT = "pip install 'relic-envs[solvers]' (OR-Tools CP-SAT), then relic-baselines optimum --write"
-
-
-def _cp_model():
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise MissingExtra("ortools", "solvers") from exc
-    return cp_model
 
 
 @dataclasses.dataclass(frozen=True)

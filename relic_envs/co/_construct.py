@@ -40,17 +40,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from relic_envs.core import codecs as F
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
 from relic_envs.core.codecs import INF, Codec
+from relic_envs.core.declared import DeclaredBenchmark, as_id
 from relic_envs.core.instance import Instance
-from relic_envs.core.signature import Param, Signature
 from relic_envs.errors import InvalidReturn
 
 SKIP = -1
@@ -86,21 +85,6 @@ def cheapest(role: int, ids: np.ndarray, costs: np.ndarray, can_skip: bool) -> D
     ids = np.asarray(ids, dtype=np.int64)
     fallback = int(ids[np.argmin(costs)]) if ids.size else SKIP  # argmin takes the first of ties; ids ascend
     return Decision(role, ids, can_skip or not ids.size, fallback)
-
-
-def as_id(value: Any) -> int | None:
-    """The identifier a return value names, or ``None`` when it is not an integer.
-
-    Python and numpy integers (and 0-d integer arrays) count; ``bool``, floats (even
-    ``3.0``), strings, ``None`` and exceptions do not.
-    """
-    if isinstance(value, bool | np.bool_):
-        return None
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
-        return int(value)
-    return None
 
 
 # -- codecs of the candidate arrays -------------------------------------------------------
@@ -226,7 +210,7 @@ class View:
 
 
 # -- the problem a benchmark supplies -----------------------------------------------------
-class ConstructiveProblem:
+class ConstructiveProblem(GeneratedProblem):
     """What one constructive benchmark defines; episodes, spaces and the contract are shared.
 
     A benchmark names its ``generator`` module (``REGIMES``, ``generate(regime, rng)``),
@@ -245,12 +229,6 @@ class ConstructiveProblem:
     simulator: Any
     minimize: bool = True
 
-    def regimes(self) -> Mapping[str, Any]:
-        return self.generator.REGIMES
-
-    def generate(self, params: Any, rng: np.random.Generator) -> Instance:
-        return self.generator.generate(params, rng)
-
     def id_space(self, role: str, instance: Instance) -> int:
         raise NotImplementedError
 
@@ -259,7 +237,7 @@ class ConstructiveProblem:
         raise NotImplementedError
 
 
-class ConstructiveBenchmark(ProblemBenchmark):
+class ConstructiveBenchmark(DeclaredBenchmark):
     """A constructive benchmark of the paper, from its :class:`ConstructiveProblem`."""
 
     family = "co"
@@ -270,48 +248,28 @@ class ConstructiveBenchmark(ProblemBenchmark):
     def __init__(self, problem: ConstructiveProblem):
         super().__init__(problem)
         self.minimize = problem.minimize
-        self.interfaces = tuple(problem.roles)
-        self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
 
-    def _signature(self, interface: str, role: str) -> Signature:
-        spec = self.problem.roles[interface][role]
-        codecs = {p.name: p.codec for p in spec.params}
+    def _returns_doc(self, role: str) -> str:
+        return spec_returns(self.problem, role)
 
-        def to_kwargs(obs: Mapping[str, Any]) -> dict[str, Any]:
-            return {name: codec.decode(obs[name]) for name, codec in codecs.items()}
-
+    def _check_return(self, function: str) -> Callable[[Any, Mapping[str, Any]], Any]:
         def check_return(value: Any, obs: Mapping[str, Any]) -> Any:
             j = as_id(value)
             if j is None:
-                raise InvalidReturn("type", f"{spec.function} returned {type(value).__name__}, not an int")
+                raise InvalidReturn("type", f"{function} returned {type(value).__name__}, not an int")
             mask = np.asarray(obs["action_mask"])
             if not SKIP <= j < mask.size - 1 or not mask[j + 1]:
-                raise InvalidReturn("infeasible", f"{spec.function} returned {j}, not a feasible candidate (or an allowed -1)")
+                raise InvalidReturn("infeasible", f"{function} returned {j}, not a feasible candidate (or an allowed -1)")
             return j
 
-        return Signature(
-            role=role, function=spec.function, params=tuple(Param(p.name, p.annotation, p.doc) for p in spec.params),
-            returns="int", returns_doc=spec_returns(self.problem, role), purpose=spec.purpose,
-            to_kwargs=to_kwargs, check_return=check_return,
-        )
+        return check_return
 
-    def signatures(self, interface: str = "paper") -> dict[str, Signature]:
-        self.check_interface(interface)
-        return dict(self._signatures[interface])
+    def id_space(self, role: str, instance: Instance) -> int:
+        return self.problem.id_space(role, instance)
 
     def new_episode(self, instance: Instance, interface: str = "paper") -> ConstructiveEpisode:
         self.check_instance(instance, interface)
         return ConstructiveEpisode(self, instance, interface)
-
-    def observation_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Dict:
-        self.check_interface(interface)
-        return self._observation_space(role, self.problem.id_space(role, instance), interface)
-
-    @cache  # noqa: B019 - benchmarks are module-level singletons; spaces must be identical objects
-    def _observation_space(self, role: str, n: int, interface: str) -> spaces.Dict:
-        entries = {p.name: p.codec.space(n) for p in self.problem.roles[interface][role].params}
-        entries["action_mask"] = spaces.Box(0, 1, (n + 1,), np.int8)  # index 0 = skip (-1), index j + 1 = id j
-        return spaces.Dict(entries)
 
     def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Discrete:
         return spaces.Discrete(self.problem.id_space(role, instance) + 1, start=SKIP)

@@ -199,6 +199,21 @@ class Benchmark(abc.ABC):
             )
 
 
+class GeneratedProblem:
+    """A family's problem whose instances come from the benchmark's ``generator`` module
+    (``REGIMES``: regime name -> parameters, training batches first; ``generate(params, rng)``)."""
+
+    generator: Any
+
+    def regimes(self) -> Mapping[str, Any]:
+        """Regime name -> generator parameters; training batches first, test last."""
+        return self.generator.REGIMES
+
+    def generate(self, params: Any, rng: np.random.Generator) -> Instance:
+        """A fresh instance for one regime's parameters."""
+        return self.generator.generate(params, rng)
+
+
 class ProblemBenchmark(Benchmark):
     """A benchmark built from a family's problem object (``DCOPProblem``, ``RoutingProblem``).
 

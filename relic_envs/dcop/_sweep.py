@@ -28,7 +28,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid, ProblemBenchmark
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
 from relic_envs.dcop._explore import exploration
@@ -108,7 +108,7 @@ class SweepContext:
         return self._episode_cache[key]
 
 
-class DCOPProblem(abc.ABC):
+class DCOPProblem(GeneratedProblem, abc.ABC):
     """What one DCOP benchmark declares; the sweep machinery does the rest.
 
     A benchmark is data: its name, domain, instance type, role purposes and role
@@ -126,14 +126,6 @@ class DCOPProblem(abc.ABC):
     role_features: Mapping[str, Sequence[Feature]]  # role -> features after (cur, delta, u, t)
     generator: Any  # the benchmark's generator module
     simulator: Any  # the benchmark's simulator module
-
-    def regimes(self) -> Mapping[str, Any]:
-        """Regime name -> generator parameters; training batches first, test last."""
-        return self.generator.REGIMES
-
-    def generate(self, params: Any, rng: np.random.Generator) -> Instance:
-        """A fresh instance for one regime's parameters."""
-        return self.generator.generate(params, rng)
 
     def cost(self, instance: Instance, x: np.ndarray) -> float:
         """The paper's global cost of assignment ``x``."""

@@ -23,17 +23,16 @@ lives here once.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from functools import cache
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from relic_envs.core import codecs as F
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
+from relic_envs.core.declared import DeclaredBenchmark, as_id
 from relic_envs.core.instance import Instance, check_array, check_range
-from relic_envs.core.signature import Param, Signature
 from relic_envs.errors import InvalidInstance
 from relic_envs.mapp._geometry import distances
 
@@ -165,7 +164,7 @@ DIST_ROW = F.ParamSpec("dist_row", "np.ndarray", "(N,) distances from the curren
 
 
 
-class RoutingProblem:
+class RoutingProblem(GeneratedProblem):
     """What one routing benchmark defines; the movement rule and env plumbing are shared.
 
     A benchmark names its ``generator`` module (``REGIMES``, ``generate(regime, rng)``)
@@ -181,12 +180,6 @@ class RoutingProblem:
     generator: Any
     simulator: Any
     allow_revisit: bool = False  # MAPP-DS: requests recur, so an agent may come back to a node
-
-    def regimes(self) -> Mapping[str, Any]:
-        return self.generator.REGIMES
-
-    def generate(self, params: Any, rng: np.random.Generator) -> RoutingInstance:
-        return self.generator.generate(params, rng)
 
     def init_dynamic(self, instance: RoutingInstance, dist: np.ndarray) -> dict[str, np.ndarray]:
         return self.simulator.init_dynamic(instance, dist)
@@ -205,68 +198,30 @@ class RoutingProblem:
         return self.simulator.objective_bound(instance, dyn)
 
 
-def as_node(value: Any) -> int | None:
-    """The node id a return value names, or ``None`` when it is not an integer.
-
-    Python and numpy integers (and 0-d integer arrays) count; ``bool``, floats,
-    strings, ``None`` and exceptions do not.
-    """
-    if isinstance(value, bool | np.bool_):
-        return None
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
-        return int(value)
-    return None
+as_node = as_id  # a node id is an identifier like any other
 
 
-class RoutingBenchmark(ProblemBenchmark):
+class RoutingBenchmark(DeclaredBenchmark):
     """A routing benchmark of the paper, from its :class:`RoutingProblem`."""
 
     family = "mapp"
     minimize = False
     interfaces = ("paper", "alt")
     void_on_exception = False  # B.1: exceptions and malformed outputs are mapped to the depot
+    mask_slot_for_minus_one = False  # a node id is the mask's index
 
-    def __init__(self, problem: RoutingProblem):
-        super().__init__(problem)
-        self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
+    def _returns_doc(self, role: str) -> str:
+        return RETURNS_DOC
 
-    def _signature(self, interface: str, role: str) -> Signature:
-        spec = self.problem.roles[interface][role]
-        codecs = {p.name: p.codec for p in spec.params}
+    def _check_return(self, function: str) -> Callable[[Any, Mapping[str, Any]], Any]:
+        return lambda value, obs: value  # never rejects: the episode maps bad returns home
 
-        def to_kwargs(obs: Mapping[str, Any]) -> dict[str, Any]:
-            return {name: codec.decode(obs[name]) for name, codec in codecs.items()}
-
-        return Signature(
-            role=role,
-            function=spec.function,
-            params=tuple(Param(p.name, p.annotation, p.doc) for p in spec.params),
-            returns="int",
-            returns_doc=RETURNS_DOC,
-            purpose=spec.purpose,
-            to_kwargs=to_kwargs,
-            check_return=lambda value, obs: value,  # never rejects: the episode maps bad returns home
-        )
-
-    def signatures(self, interface: str = "paper") -> dict[str, Signature]:
-        self.check_interface(interface)
-        return dict(self._signatures[interface])
+    def id_space(self, role: str, instance: Instance) -> int:
+        return instance.n_nodes
 
     def new_episode(self, instance: Instance, interface: str = "paper") -> RoutingEpisode:
         self.check_instance(instance, interface)
         return RoutingEpisode(self, instance, interface)
-
-    def observation_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Dict:
-        self.check_interface(interface)
-        return self._observation_space(role, instance.n_nodes, interface)
-
-    @cache  # noqa: B019 - benchmarks are module-level singletons; spaces must be identical objects
-    def _observation_space(self, role: str, n: int, interface: str) -> spaces.Dict:
-        entries = {p.name: p.codec.space(n) for p in self.problem.roles[interface][role].params}
-        entries["action_mask"] = spaces.Box(0, 1, (n,), np.int8)
-        return spaces.Dict(entries)
 
     def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Discrete:
         return spaces.Discrete(instance.n_nodes)

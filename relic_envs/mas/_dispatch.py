@@ -52,17 +52,16 @@ completion times are fixed at dispatch, so the per-step rewards sum to the final
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from functools import cache
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from relic_envs.core import codecs as F
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, Invalid, ProblemBenchmark
+from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
+from relic_envs.core.declared import DeclaredBenchmark, as_id
 from relic_envs.core.instance import Instance, check_array, check_range
-from relic_envs.core.signature import Param, Signature
 from relic_envs.errors import InvalidInstance, InvalidReturn
 
 IDLE = -1
@@ -173,22 +172,7 @@ def pool_dict(columns):
     return get
 
 
-def as_id(value: Any) -> int | None:
-    """The job id a return value names, or ``None`` when it is not an integer.
-
-    Python and numpy integers (and 0-d integer arrays) count; ``bool``, floats (even
-    ``3.0``), strings, ``None`` and exceptions do not.
-    """
-    if isinstance(value, bool | np.bool_):
-        return None
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
-        return int(value)
-    return None
-
-
-class DispatchProblem:
+class DispatchProblem(GeneratedProblem):
     """What one scheduling benchmark defines; the event loop and env plumbing are shared.
 
     A benchmark names its ``generator`` module (``REGIMES``, ``generate(regime, rng)``)
@@ -208,18 +192,12 @@ class DispatchProblem:
     must_finish: bool = True  # MAS-JD/FS: every job must be done; MAS-ST: tasks may stay unserved
     minimize: bool = True
 
-    def regimes(self) -> Mapping[str, Any]:
-        return self.generator.REGIMES
-
-    def generate(self, params: Any, rng: np.random.Generator) -> DispatchInstance:
-        return self.generator.generate(params, rng)
-
     def stage(self, k: int) -> int:
         """The operation resource ``k`` works on."""
         return k if self.stages > 1 else 0
 
 
-class DispatchBenchmark(ProblemBenchmark):
+class DispatchBenchmark(DeclaredBenchmark):
     """A scheduling benchmark of the paper, from its :class:`DispatchProblem`."""
 
     family = "mas"
@@ -231,47 +209,28 @@ class DispatchBenchmark(ProblemBenchmark):
     def __init__(self, problem: DispatchProblem):
         super().__init__(problem)
         self.minimize = problem.minimize
-        self.interfaces = tuple(problem.roles)
-        self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
 
-    def _signature(self, interface: str, role: str) -> Signature:
-        spec = self.problem.roles[interface][role]
-        codecs = {p.name: p.codec for p in spec.params}
+    def _returns_doc(self, role: str) -> str:
+        return RETURNS_DOC
 
-        def to_kwargs(obs: Mapping[str, Any]) -> dict[str, Any]:
-            return {name: codec.decode(obs[name]) for name, codec in codecs.items()}
-
+    def _check_return(self, function: str) -> Callable[[Any, Mapping[str, Any]], Any]:
         def check_return(value: Any, obs: Mapping[str, Any]) -> Any:
             j = as_id(value)
             if j is None:
-                raise InvalidReturn("type", f"{spec.function} returned {type(value).__name__}, not an int")
+                raise InvalidReturn("type", f"{function} returned {type(value).__name__}, not an int")
             mask = np.asarray(obs["action_mask"])
             if not -1 <= j < mask.size - 1 or not mask[j + 1]:
-                raise InvalidReturn("pool", f"{spec.function} returned {j}, not -1 or a job of its pool")
+                raise InvalidReturn("pool", f"{function} returned {j}, not -1 or a job of its pool")
             return j
 
-        return Signature(
-            role=role, function=spec.function, params=tuple(Param(p.name, p.annotation, p.doc) for p in spec.params),
-            returns="int", returns_doc=RETURNS_DOC, purpose=spec.purpose, to_kwargs=to_kwargs, check_return=check_return,
-        )
+        return check_return
 
-    def signatures(self, interface: str = "paper") -> dict[str, Signature]:
-        self.check_interface(interface)
-        return dict(self._signatures[interface])
+    def id_space(self, role: str, instance: Instance) -> int:
+        return instance.n_jobs  # index 0 of the mask = idle (-1), index j + 1 = job j
 
     def new_episode(self, instance: Instance, interface: str = "paper") -> DispatchEpisode:
         self.check_instance(instance, interface)
         return DispatchEpisode(self, instance, interface)
-
-    def observation_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Dict:
-        self.check_interface(interface)
-        return self._observation_space(role, instance.n_jobs, interface)
-
-    @cache  # noqa: B019 - benchmarks are module-level singletons; spaces must be identical objects
-    def _observation_space(self, role: str, n: int, interface: str) -> spaces.Dict:
-        entries = {p.name: p.codec.space(n) for p in self.problem.roles[interface][role].params}
-        entries["action_mask"] = spaces.Box(0, 1, (n + 1,), np.int8)  # index 0 = idle (-1), index j + 1 = job j
-        return spaces.Dict(entries)
 
     def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Discrete:
         return spaces.Discrete(instance.n_jobs + 1, start=IDLE)

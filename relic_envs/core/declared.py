@@ -1,0 +1,93 @@
+"""Benchmarks whose roles are declared as data: each role a function name, a purpose and
+its parameters, every parameter a codec (:mod:`relic_envs.core.codecs`).
+
+MAPP, MAS and CO are built this way: a role picks one identifier (a node, a job, a
+candidate) among those its ``action_mask`` allows. What that takes is written here once:
+the signatures a program is checked against, the observation spaces (the codecs' spaces
+plus the mask), and the reading of a return value as an identifier. A family's benchmark
+class says only what is its own: how many identifiers a role chooses among, whether the
+mask has a slot for ``-1`` in front, and how it judges a return (MAPP never rejects one,
+MAS and CO name the reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from relic_envs.core.benchmark import ROLES, ProblemBenchmark
+from relic_envs.core.instance import Instance
+from relic_envs.core.signature import Param, Signature
+
+
+def as_id(value: Any) -> int | None:
+    """The identifier a return value names, or ``None`` when it is not an integer.
+
+    Python and numpy integers (and 0-d integer arrays) count; ``bool``, floats (even
+    ``3.0``), strings, ``None`` and exceptions do not.
+    """
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        return int(value)
+    return None
+
+
+class DeclaredBenchmark(ProblemBenchmark):
+    """A benchmark from a problem whose ``roles[interface][role]`` are role specs
+    (``function``, ``purpose``, ``params`` of ``name``/``annotation``/``doc``/``codec``).
+
+    Subclasses give :meth:`_returns_doc` and :meth:`_check_return`, and set
+    ``mask_slot_for_minus_one`` when index 0 of the mask stands for ``-1``.
+    """
+
+    mask_slot_for_minus_one = True
+
+    def __init__(self, problem: Any):
+        super().__init__(problem)
+        self.interfaces = tuple(problem.roles)
+        self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
+
+    def _returns_doc(self, role: str) -> str:
+        raise NotImplementedError(f"{type(self).__name__} must document what a role returns (_returns_doc)")
+
+    def _check_return(self, function: str) -> Callable[[Any, Mapping[str, Any]], Any]:
+        raise NotImplementedError(f"{type(self).__name__} must say how a return is judged (_check_return)")
+
+    def _signature(self, interface: str, role: str) -> Signature:
+        spec = self.problem.roles[interface][role]
+        codecs = {p.name: p.codec for p in spec.params}
+
+        def to_kwargs(obs: Mapping[str, Any]) -> dict[str, Any]:
+            return {name: codec.decode(obs[name]) for name, codec in codecs.items()}
+
+        return Signature(
+            role=role, function=spec.function, params=tuple(Param(p.name, p.annotation, p.doc) for p in spec.params),
+            returns="int", returns_doc=self._returns_doc(role), purpose=spec.purpose,
+            to_kwargs=to_kwargs, check_return=self._check_return(spec.function),
+        )
+
+    def signatures(self, interface: str = "paper") -> dict[str, Signature]:
+        self.check_interface(interface)
+        return dict(self._signatures[interface])
+
+    @cache  # noqa: B019 - benchmarks are module-level singletons; spaces must be identical objects
+    def _observation_space(self, role: str, n: int, interface: str) -> spaces.Dict:
+        """The role's codecs' spaces for ``n`` identifiers, and the ``action_mask``."""
+        entries = {p.name: p.codec.space(n) for p in self.problem.roles[interface][role].params}
+        entries["action_mask"] = spaces.Box(0, 1, (n + int(self.mask_slot_for_minus_one),), np.int8)
+        return spaces.Dict(entries)
+
+    def observation_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Dict:
+        self.check_interface(interface)
+        return self._observation_space(role, self.id_space(role, instance), interface)
+
+    def id_space(self, role: str, instance: Instance) -> int:
+        """How many identifiers ``role`` chooses among on ``instance``."""
+        raise NotImplementedError(f"{type(self).__name__} must give a role's number of identifiers (id_space)")

@@ -1,0 +1,31 @@
+"""``relic-grid table --learned DIR``: trained IPPO/MAPPO teams as rows beside a grid's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+CHECKPOINTS = Path(__file__).resolve().parents[2] / "docs" / "images" / "rl" / "checkpoints"
+
+
+@pytest.mark.slow  # plays a JAX policy on 40 test instances (~1 min on 2 cores)
+@pytest.mark.skipif(not (CHECKPOINTS / "mapp_pc_ippo" / "config.json").exists(), reason="needs the repository's checkpoints")
+def test_learned_rows_replay_the_checkpoint_on_the_test_instances_and_are_cached(tmp_path):
+    from relic_experiments import references
+
+    rows = references.learned([("mapp_pc", "paper"), ("mapp_pc", "alt")], tmp_path, CHECKPOINTS)
+    by_label = {r.label: r for r in rows}
+    assert "learned: IPPO" in by_label
+    recorded = json.loads((CHECKPOINTS / "mapp_pc_ippo" / "test_eval.json").read_text())
+    for size in ("test50", "test80"):  # the same figure as `python -m baselines.rl eval`, played through the episode
+        mean, _, runs = by_label["learned: IPPO"].values[("mapp_pc", size, "paper")]
+        assert runs == 1 and mean == pytest.approx(recorded[size]["objective"], rel=1e-9)
+    assert not any(key[2] == "alt" for r in rows for key in r.values)  # no alt checkpoint, no alt row
+    cached = tmp_path / "references" / "mapp_pc-paper" / "ippo.json"
+    assert cached.exists()
+    again = references.learned([("mapp_pc", "paper")], tmp_path, CHECKPOINTS)  # from the cache
+    assert {r.label: r.values for r in again} == {r.label: r.values for r in rows}
