@@ -48,7 +48,7 @@ from gymnasium import spaces
 from relic_envs.core import codecs as F
 from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
 from relic_envs.core.codecs import INF, Codec
-from relic_envs.core.declared import DeclaredBenchmark, as_id
+from relic_envs.core.declared import DeclaredBenchmark, as_id, checked_id, copy_observation
 from relic_envs.core.instance import Instance
 from relic_envs.errors import InvalidReturn
 
@@ -253,16 +253,8 @@ class ConstructiveBenchmark(DeclaredBenchmark):
         return spec_returns(self.problem, role)
 
     def _check_return(self, function: str) -> Callable[[Any, Mapping[str, Any]], Any]:
-        def check_return(value: Any, obs: Mapping[str, Any]) -> Any:
-            j = as_id(value)
-            if j is None:
-                raise InvalidReturn("type", f"{function} returned {type(value).__name__}, not an int")
-            mask = np.asarray(obs["action_mask"])
-            if not SKIP <= j < mask.size - 1 or not mask[j + 1]:
-                raise InvalidReturn("infeasible", f"{function} returned {j}, not a feasible candidate (or an allowed -1)")
-            return j
-
-        return check_return
+        return lambda value, obs: checked_id(value, obs, function, SKIP, "infeasible",
+                                             "not a feasible candidate (or an allowed -1)")
 
     def id_space(self, role: str, instance: Instance) -> int:
         return self.problem.id_space(role, instance)
@@ -419,15 +411,9 @@ class ConstructiveEpisode(Episode):
             obs = {p.name: p.get(view) for p in self.problem.roles[self.interface][role].params}
             obs["action_mask"] = self.action_mask(k)
             self._obs[role] = obs
-        return _copy(self._obs[role])
+        return copy_observation(self._obs[role])
 
 
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _copy(obs: Any) -> Any:
-    if isinstance(obs, dict):
-        return {k: _copy(v) for k, v in obs.items()}
-    return obs.copy() if isinstance(obs, np.ndarray) else obs

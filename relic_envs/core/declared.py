@@ -22,6 +22,7 @@ from gymnasium import spaces
 from relic_envs.core.benchmark import ROLES, ProblemBenchmark
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
+from relic_envs.errors import InvalidReturn
 
 
 def as_id(value: Any) -> int | None:
@@ -37,6 +38,29 @@ def as_id(value: Any) -> int | None:
     if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
         return int(value)
     return None
+
+
+def copy_observation(obs: Any) -> Any:
+    """A fresh copy of an observation (nested dicts of arrays): an episode hands out copies of
+    the observation it caches, so a policy that writes into one changes nothing else."""
+    if isinstance(obs, dict):
+        return {k: copy_observation(v) for k, v in obs.items()}
+    return obs.copy() if isinstance(obs, np.ndarray) else obs
+
+
+def checked_id(value: Any, obs: Mapping[str, Any], function: str, lowest: int, reason: str, expected: str) -> int:
+    """``value`` as an identifier the mask allows (index ``j + 1`` for ``j``), or :class:`InvalidReturn`.
+
+    ``lowest`` is ``-1`` where the role may pass, else ``0``; ``reason`` and ``expected``
+    name the failure for the benchmark's return contract.
+    """
+    j = as_id(value)
+    if j is None:
+        raise InvalidReturn("type", f"{function} returned {type(value).__name__}, not an int")
+    mask = np.asarray(obs["action_mask"])
+    if not lowest <= j < mask.size - 1 or not mask[j + 1]:
+        raise InvalidReturn(reason, f"{function} returned {j}, {expected}")
+    return j
 
 
 class DeclaredBenchmark(ProblemBenchmark):

@@ -31,7 +31,7 @@ from gymnasium import spaces
 
 from relic_envs.core import codecs as F
 from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
-from relic_envs.core.declared import DeclaredBenchmark, as_id
+from relic_envs.core.declared import DeclaredBenchmark, as_id, copy_observation
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.errors import InvalidInstance
 from relic_envs.mapp._geometry import distances
@@ -321,7 +321,7 @@ class RoutingEpisode(Episode):
         return self._obs[role]
 
     def observe(self, role: str) -> dict[str, Any]:
-        return _copy(self._observation(role))
+        return copy_observation(self._observation(role))
 
     def admit(self, k: int, value: Any) -> tuple[int, str | None]:
         """``(node, None)`` if agent ``k`` may move to the node ``value`` names, else ``(0, reason)``."""
@@ -406,9 +406,3 @@ _ADMIT_DOC = {
     "revisit": "the agent has visited that node already",
     "budget": "the move leaves too little budget to return to the depot",
 }
-
-
-def _copy(obs: Any) -> Any:
-    if isinstance(obs, dict):
-        return {k: _copy(v) for k, v in obs.items()}
-    return obs.copy() if isinstance(obs, np.ndarray) else obs

@@ -60,7 +60,7 @@ from gymnasium import spaces
 
 from relic_envs.core import codecs as F
 from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
-from relic_envs.core.declared import DeclaredBenchmark, as_id
+from relic_envs.core.declared import DeclaredBenchmark, as_id, checked_id, copy_observation
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.errors import InvalidInstance, InvalidReturn
 
@@ -214,16 +214,7 @@ class DispatchBenchmark(DeclaredBenchmark):
         return RETURNS_DOC
 
     def _check_return(self, function: str) -> Callable[[Any, Mapping[str, Any]], Any]:
-        def check_return(value: Any, obs: Mapping[str, Any]) -> Any:
-            j = as_id(value)
-            if j is None:
-                raise InvalidReturn("type", f"{function} returned {type(value).__name__}, not an int")
-            mask = np.asarray(obs["action_mask"])
-            if not -1 <= j < mask.size - 1 or not mask[j + 1]:
-                raise InvalidReturn("pool", f"{function} returned {j}, not -1 or a job of its pool")
-            return j
-
-        return check_return
+        return lambda value, obs: checked_id(value, obs, function, IDLE, "pool", "not -1 or a job of its pool")
 
     def id_space(self, role: str, instance: Instance) -> int:
         return instance.n_jobs  # index 0 of the mask = idle (-1), index j + 1 = job j
@@ -483,10 +474,4 @@ class DispatchEpisode(Episode):
             obs = {p.name: p.get(view) for p in self.problem.roles[self.interface][role].params}
             obs["action_mask"] = self.action_mask(k)
             self._obs[role] = obs
-        return _copy(self._obs[role])
-
-
-def _copy(obs: Any) -> Any:
-    if isinstance(obs, dict):
-        return {k: _copy(v) for k, v in obs.items()}
-    return obs.copy() if isinstance(obs, np.ndarray) else obs
+        return copy_observation(self._obs[role])
