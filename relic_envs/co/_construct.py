@@ -46,9 +46,9 @@ import numpy as np
 from gymnasium import spaces
 
 from relic_envs.core import codecs as F
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
+from relic_envs.core.benchmark import ROLES, WAIT, GeneratedProblem, Invalid
 from relic_envs.core.codecs import INF, Codec
-from relic_envs.core.declared import DeclaredBenchmark, as_id, checked_id, copy_observation
+from relic_envs.core.declared import DeclaredBenchmark, DeclaredEpisode, as_id, checked_id
 from relic_envs.core.instance import Instance
 from relic_envs.errors import InvalidReturn
 
@@ -296,7 +296,7 @@ def spec_returns(problem: ConstructiveProblem, role: str) -> str:
     )
 
 
-class ConstructiveEpisode(Episode):
+class ConstructiveEpisode(DeclaredEpisode):
     """One instance constructed by three roles, one decision per step."""
 
     def __init__(self, bench: ConstructiveBenchmark, instance: Instance, interface: str):
@@ -393,7 +393,11 @@ class ConstructiveEpisode(Episode):
             return d
         return Decision.idle(k)
 
-    def action_mask(self, k: int) -> np.ndarray:
+    def view(self, k: int) -> View:
+        return View(self.state, self.context(k), self.problem.id_space(ROLES[k], self.instance))
+
+    def action_mask(self, k: int, view: View | None = None) -> np.ndarray:
+        """``(n + 1,)`` int8: index 0 is ``-1`` (skip), index ``j + 1`` the identifier ``j``."""
         n = self.problem.id_space(ROLES[k], self.instance)
         mask = np.zeros(n + 1, dtype=np.int8)
         d = self._decision
@@ -404,14 +408,6 @@ class ConstructiveEpisode(Episode):
         mask[d.ids + 1] = 1
         return mask
 
-    def observe(self, role: str) -> dict[str, Any]:
-        if role not in self._obs:
-            k = ROLES.index(role)
-            view = View(self.state, self.context(k), self.problem.id_space(role, self.instance))
-            obs = {p.name: p.get(view) for p in self.problem.roles[self.interface][role].params}
-            obs["action_mask"] = self.action_mask(k)
-            self._obs[role] = obs
-        return copy_observation(self._obs[role])
 
 
 def _short(value: Any) -> str:

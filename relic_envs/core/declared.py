@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.core.benchmark import ROLES, ProblemBenchmark
+from relic_envs.core.benchmark import ROLES, Episode, ProblemBenchmark
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
 from relic_envs.errors import InvalidReturn
@@ -115,3 +115,34 @@ class DeclaredBenchmark(ProblemBenchmark):
     def id_space(self, role: str, instance: Instance) -> int:
         """How many identifiers ``role`` chooses among on ``instance``."""
         raise NotImplementedError(f"{type(self).__name__} must give a role's number of identifiers (id_space)")
+
+
+class DeclaredEpisode(Episode):
+    """An episode of a :class:`DeclaredBenchmark`: a role's observation is its declared
+    parameters read off the family's view of the state, plus its action mask.
+
+    Subclasses give ``view(k)`` and ``action_mask(k, view)`` and keep ``self._obs``
+    (emptied at every step); observations are built once per step and handed out as copies.
+    """
+
+    problem: Any
+    interface: str
+    _obs: dict[str, dict[str, Any]]
+
+    def view(self, k: int) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must give role {k}'s view of the state (view)")
+
+    def action_mask(self, k: int, view: Any) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} must give role {k}'s action mask (action_mask)")
+
+    def _observation(self, role: str) -> dict[str, Any]:
+        if role not in self._obs:
+            k = ROLES.index(role)
+            view = self.view(k)
+            obs = {p.name: p.get(view) for p in self.problem.roles[self.interface][role].params}
+            obs["action_mask"] = self.action_mask(k, view)
+            self._obs[role] = obs
+        return self._obs[role]
+
+    def observe(self, role: str) -> dict[str, Any]:
+        return copy_observation(self._observation(role))

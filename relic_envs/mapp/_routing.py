@@ -30,8 +30,8 @@ import numpy as np
 from gymnasium import spaces
 
 from relic_envs.core import codecs as F
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
-from relic_envs.core.declared import DeclaredBenchmark, as_id, copy_observation
+from relic_envs.core.benchmark import ROLES, WAIT, GeneratedProblem, Invalid
+from relic_envs.core.declared import DeclaredBenchmark, DeclaredEpisode, as_id
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.errors import InvalidInstance
 from relic_envs.mapp._geometry import distances
@@ -261,7 +261,7 @@ def _go_home(obs: Mapping[str, Any]) -> int:
     return 0  # the depot: the episode marks the agent done
 
 
-class RoutingEpisode(Episode):
+class RoutingEpisode(DeclaredEpisode):
     """One routing instance played by three agents until all are back at the depot."""
 
     def __init__(self, bench: RoutingBenchmark, instance: RoutingInstance, interface: str):
@@ -302,26 +302,18 @@ class RoutingEpisode(Episode):
         ok[cur] = False
         return ok
 
-    def _view(self, k: int) -> View:
+    def view(self, k: int) -> View:
         return View(
             k=k, t=self.t, instance=self.instance, dist=self.dist, pos=self.pos.copy(), budget=self.budget.copy(),
             done=self.home.copy(), visited=self.visited.copy(),
             nodes=self.problem.node_view(self.instance, self.dyn, self.t), feasible=self.feasible(k),
         )
 
-    def _observation(self, role: str) -> dict[str, Any]:
-        if role not in self._obs:
-            k = ROLES.index(role)
-            view = self._view(k)
-            obs = {p.name: p.get(view) for p in self.problem.roles[self.interface][role].params}
-            mask = view.feasible.astype(np.int8)
-            mask[0] = 1  # returning home is always allowed
-            obs["action_mask"] = mask
-            self._obs[role] = obs
-        return self._obs[role]
-
-    def observe(self, role: str) -> dict[str, Any]:
-        return copy_observation(self._observation(role))
+    def action_mask(self, k: int, view: View) -> np.ndarray:
+        """``(N,)`` int8 over node ids: the feasible moves, and the depot (going home is always allowed)."""
+        mask = view.feasible.astype(np.int8)
+        mask[0] = 1
+        return mask
 
     def admit(self, k: int, value: Any) -> tuple[int, str | None]:
         """``(node, None)`` if agent ``k`` may move to the node ``value`` names, else ``(0, reason)``."""

@@ -59,8 +59,8 @@ import numpy as np
 from gymnasium import spaces
 
 from relic_envs.core import codecs as F
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid
-from relic_envs.core.declared import DeclaredBenchmark, as_id, checked_id, copy_observation
+from relic_envs.core.benchmark import ROLES, WAIT, GeneratedProblem, Invalid
+from relic_envs.core.declared import DeclaredBenchmark, DeclaredEpisode, as_id, checked_id
 from relic_envs.core.instance import Instance, check_array, check_range
 from relic_envs.errors import InvalidInstance, InvalidReturn
 
@@ -264,7 +264,7 @@ def _first_come(obs: Mapping[str, Any]) -> int:
     return int(jobs[0]) if jobs.size else IDLE
 
 
-class DispatchEpisode(Episode):
+class DispatchEpisode(DeclaredEpisode):
     """One scheduling instance played by three resources, one decision epoch per step."""
 
     def __init__(self, bench: DispatchBenchmark, instance: DispatchInstance, interface: str):
@@ -457,7 +457,7 @@ class DispatchEpisode(Episode):
             load=self.load.copy(), durations=self.durations,
         )
 
-    def action_mask(self, k: int) -> np.ndarray:
+    def action_mask(self, k: int, view: View | None = None) -> np.ndarray:
         """``(N + 1,)`` int8: index 0 is idle (``-1``), index ``j + 1`` job ``j``."""
         mask = np.zeros(self.instance.n_jobs + 1, dtype=np.int8)
         if self.done or not self._free[k]:
@@ -467,11 +467,3 @@ class DispatchEpisode(Episode):
         mask[0] = k != self._designated  # conservative: see the module docs (team stall)
         return mask
 
-    def observe(self, role: str) -> dict[str, Any]:
-        if role not in self._obs:
-            k = ROLES.index(role)
-            view = self.view(k)
-            obs = {p.name: p.get(view) for p in self.problem.roles[self.interface][role].params}
-            obs["action_mask"] = self.action_mask(k)
-            self._obs[role] = obs
-        return copy_observation(self._obs[role])
