@@ -75,3 +75,30 @@ def test_trainer_improves_on_a_tiny_fixed_instance(algo):
     trainer.val_params = trainer.pool_params  # the same tiny instance
     result = trainer.train()
     assert result["best_val"] > result["init_val"] + 0.1 * abs(result["init_val"]) + 1.0
+
+
+ALL = ["dgc", "dimes", "sensor_dcsp", "shds", "mapp_pc", "mapp_ar", "mapp_ds",
+       "mas_jd", "mas_st", "mas_fs", "hmtsp", "fstsp", "fjagv", "mrcps"]
+
+
+@pytest.mark.parametrize("env", ALL)
+def test_feature_dims_do_not_depend_on_size(env):
+    """Every benchmark's features have the same dimensions at the training size and at each test size, so
+    a network trained on the training regimes runs unchanged on the held-out test splits."""
+    cfg = Config(env=env)
+    fenv = make_functional(env)
+    first = lambda insts: jax.tree.map(lambda a: a[0], fenv.params(insts))  # noqa: E731
+    train = feature_dims(cfg.kind, fenv, first(training_instances(env, 1, 0)))
+    for regime, insts in relic_envs.splits(env).test.items():
+        assert feature_dims(cfg.kind, fenv, first(insts[:1])) == train, regime
+
+
+@pytest.mark.parametrize("env", [pytest.param("dimes", marks=pytest.mark.slow), "mapp_ds", "mas_fs",
+                                 pytest.param("fjagv", marks=pytest.mark.slow)])
+def test_policy_plays_the_pettingzoo_env_other_families(tmp_path, env):
+    """An (untrained) checkpoint's team plays a whole PettingZoo episode at a test size with no refused action."""
+    out, _ = _untrained(tmp_path, env)
+    team = load(out)
+    inst = next(iter(relic_envs.splits(env).test.values()))[0]
+    (result,) = relic_envs.rollout(env, team, [inst])
+    assert result.valid and np.isfinite(result.objective)
