@@ -3,7 +3,9 @@
 Snippets are the ```python blocks of docs/**/*.md (README.md's run in tests/test_readme.py); the blocks of one page run
 in order in one fresh interpreter (a later block may use an earlier block's names), in a
 temporary directory. A block preceded by ``<!-- snippet: skip (reason) -->`` is shown but
-not run; the reason is required.
+not run; the reason is required. A ```bash block preceded by ``<!-- snippet: shell -->`` runs
+too, at its place among the page's Python blocks (a newcomer's command line, such as training
+a policy that the next Python block loads), with this interpreter's ``bin`` first on ``PATH``.
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-BLOCK = re.compile(r"(<!-- snippet: skip \((?P<why>[^)]+)\) -->\n)?```python\n(?P<code>.*?)```", re.S)
+BLOCK = re.compile(r"(<!-- snippet: skip \((?P<why>[^)]+)\) -->\n)?```python\n(?P<code>.*?)```"
+                   r"|<!-- snippet: shell -->\n```bash\n(?P<shell>.*?)```", re.S)
+SHELL = """import os as _os, subprocess as _sp, sys as _sys
+_sp.run({!r}, shell=True, check=True, executable="/bin/bash",
+        env={{**_os.environ, "PATH": _os.path.dirname(_sys.executable) + _os.pathsep + _os.environ.get("PATH", "")}})
+"""
 
 
 def snippets(text: str) -> list[str]:
-    """The runnable Python blocks of a Markdown text, in order."""
-    return [m["code"] for m in BLOCK.finditer(text) if not m["why"]]
+    """The runnable blocks of a Markdown text, in order, as Python (a shell block becomes its ``subprocess`` call)."""
+    return [SHELL.format("set -euo pipefail\n" + m["shell"]) if m["shell"] is not None else m["code"]
+            for m in BLOCK.finditer(text) if not m["why"]]
 
 
 def run_page(code_blocks: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -44,6 +52,15 @@ def test_a_broken_snippet_fails_and_a_skipped_one_does_not_run(tmp_path):
     assert len(snippets(page)) == 2
     out = run_page(snippets(page), tmp_path)
     assert out.returncode != 0 and "the snippet is wrong" in out.stderr
+
+
+def test_a_shell_snippet_runs_in_its_place_and_a_failing_one_fails(tmp_path):
+    page = "<!-- snippet: shell -->\n```bash\necho made > made.txt\n```\n" \
+           "```python\nassert open('made.txt').read() == 'made\\n'\n```\n```bash\nexit 3\n```\n"
+    assert len(snippets(page)) == 2  # an unmarked bash block is shown only
+    assert run_page(snippets(page), tmp_path).returncode == 0
+    failing = "<!-- snippet: shell -->\n```bash\nfalse\necho not reached > late.txt\n```\n"
+    assert run_page(snippets(failing), tmp_path).returncode != 0 and not (tmp_path / "late.txt").exists()
 
 
 def test_home_page_shows_the_readmes_two_commands():
