@@ -396,8 +396,9 @@ class ConstructiveEpisode(DeclaredEpisode):
     def view(self, k: int) -> View:
         return View(self.state, self.context(k), self.problem.id_space(ROLES[k], self.instance))
 
-    def action_mask(self, k: int, view: View | None = None) -> np.ndarray:
-        """``(n + 1,)`` int8: index 0 is ``-1`` (skip), index ``j + 1`` the identifier ``j``."""
+    def action_mask(self, k: int, view: View) -> np.ndarray:
+        """``(n + 1,)`` int8: index 0 is ``-1`` (skip), index ``j + 1`` the identifier ``j`` (read from the
+        pending decision, which the view does not hold)."""
         n = self.problem.id_space(ROLES[k], self.instance)
         mask = np.zeros(n + 1, dtype=np.int8)
         d = self._decision

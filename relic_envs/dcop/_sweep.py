@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid, ProblemBenchmark
+from relic_envs.core.declared import copy_observation
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
 from relic_envs.dcop._explore import exploration
@@ -362,7 +363,7 @@ class SweepEpisode(Episode):
         return self._obs[role]
 
     def observe(self, role: str) -> dict[str, Any]:
-        return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self._observation(role).items()}
+        return copy_observation(self._observation(role))
 
     def check(self, role: str, action: Any) -> Invalid | None:
         try:

@@ -198,9 +198,6 @@ class RoutingProblem(GeneratedProblem):
         return self.simulator.objective_bound(instance, dyn)
 
 
-as_node = as_id  # a node id is an identifier like any other
-
-
 class RoutingBenchmark(DeclaredBenchmark):
     """A routing benchmark of the paper, from its :class:`RoutingProblem`."""
 
@@ -319,7 +316,7 @@ class RoutingEpisode(DeclaredEpisode):
         """``(node, None)`` if agent ``k`` may move to the node ``value`` names, else ``(0, reason)``."""
         if isinstance(value, BaseException):
             return 0, "exception"
-        j = as_node(value)
+        j = as_id(value)  # a node id is an identifier like any other
         if j is None:
             return 0, "type"
         if j == 0:

@@ -457,8 +457,9 @@ class DispatchEpisode(DeclaredEpisode):
             load=self.load.copy(), durations=self.durations,
         )
 
-    def action_mask(self, k: int, view: View | None = None) -> np.ndarray:
-        """``(N + 1,)`` int8: index 0 is idle (``-1``), index ``j + 1`` job ``j``."""
+    def action_mask(self, k: int, view: View) -> np.ndarray:
+        """``(N + 1,)`` int8: index 0 is idle (``-1``), index ``j + 1`` job ``j`` (read from the episode's
+        pools and turn, which the view copies)."""
         mask = np.zeros(self.instance.n_jobs + 1, dtype=np.int8)
         if self.done or not self._free[k]:
             mask[0] = 1
