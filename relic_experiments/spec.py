@@ -25,6 +25,7 @@ from typing import Any
 
 import relic_envs
 from relic_envs.errors import InvalidConfig
+from relic_learner.stream import check_positive_int
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -71,9 +72,7 @@ class GridSpec:
         if not self.seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in self.seeds):
             raise InvalidConfig(f"seeds must be non-negative ints, got {list(self.seeds)}")
         for key in ("batches", "proposals"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidConfig(f"{key} must be a positive int, got {value!r}")
+            check_positive_int(key, getattr(self, key))
         if self.batches > 5:
             raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
         for key in ("rpm", "tpm"):

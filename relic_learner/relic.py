@@ -25,10 +25,7 @@ from typing import Any
 
 import numpy as np
 
-import relic_envs
-from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
-from relic_envs.seeds import seed_source
 from relic_learner import artifacts, killpoints, prompts
 from relic_learner.batches import Batch
 from relic_learner.boundary import strip, tally
@@ -37,8 +34,7 @@ from relic_learner.intake import Rejection, intake
 from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient
 from relic_learner.principles import Archive, PublicTree, parse_principles
 from relic_learner.reference import credit, scalar_summary
-from relic_learner.runlog import RunDir
-from relic_learner.stream import StreamLoop
+from relic_learner.stream import SearchSettings, StreamLoop, check_positive_int
 from relic_learner.trees import OPERATORS, PrivateTree
 
 log = logging.getLogger("relic_learner")
@@ -48,24 +44,15 @@ COMMUNICATION = ("full", "mislead", "nopeer")
 
 
 @dataclasses.dataclass(frozen=True)
-class RelicConfig:
-    """Everything that defines a run (written to ``config.json``).
+class RelicConfig(SearchSettings):
+    """Everything that defines a run (written to ``config.json``): the settings every search
+    shares (:class:`~relic_learner.stream.SearchSettings`) and RELIC's own.
 
     Defaults are the paper's (Tables 3-4): 5 batches, 10 proposals per role and
     batch, replay from the 2 preceding batches (3 instances each), depth 8,
     ``c_node = c_op = c_pub = 1``, prune threshold 0.5 keeping at least 5 nodes.
     """
 
-    env: str
-    interface: str = "paper"
-    llm: str = "offline"
-    base_url: str | None = None
-    temperature: float = 1.0
-    batches: int = 5
-    proposals: int = 10
-    replay: int = 2
-    replay_per_batch: int = 3
-    seed: int = 0
     c_node: float = 1.0
     c_op: float = 1.0
     c_pub: float = 1.0
@@ -75,24 +62,10 @@ class RelicConfig:
     ablation: str = "none"
     communication: str = "full"
     mitigation: bool = False
-    workers: int | None = None
-    isolation: str = "full"  # "reduced": run programs where the kernel refuses a layer (docs/learner.md)
-    request_timeout_s: float = 60.0  # per HTTP attempt of the openai backend (then retried)
 
     def __post_init__(self) -> None:
-        if isinstance(self.request_timeout_s, bool) or not isinstance(self.request_timeout_s, int | float) \
-                or not self.request_timeout_s > 0:
-            raise InvalidConfig(f"request_timeout_s must be a number of seconds > 0, got {self.request_timeout_s!r}")
-        if self.isolation not in ("full", "reduced"):
-            raise InvalidConfig(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
-        if self.env not in relic_envs.names():
-            raise InvalidConfig(f"env must be one of {relic_envs.names()}, got {self.env!r}")
-        get_benchmark(self.env).check_interface(self.interface)
-        for name in ("batches", "proposals", "max_depth"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise InvalidConfig(f"{name} must be a positive int, got {getattr(self, name)!r}")
-        if self.batches > 5:
-            raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
+        super().__post_init__()
+        check_positive_int("max_depth", self.max_depth)
         if self.ablation not in ABLATIONS:
             raise InvalidConfig(f"ablation must be one of {ABLATIONS}, got {self.ablation!r}")
         if self.communication not in COMMUNICATION:
@@ -214,18 +187,7 @@ class Relic(StreamLoop):
         on_step: Callable[[State], None] | None = None,
         _state: State | None = None,
     ):
-        self.config = config
-        self.run = RunDir(out)
-        self.bench = get_benchmark(config.env)
-        self.roles = list(self.bench.roles)
-        self.signatures = self.bench.signatures(config.interface)
-        self.seeds = {r: seed_source(config.env, r, config.interface) for r in self.roles}
-        self.stream = relic_envs.splits(config.env).train
-        self.llm = llm or self._make_llm()
-        self._own_evaluator = evaluator is None
-        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers,
-                                                    isolation=config.isolation)
-        self.on_step = on_step
+        self._set_up(config, out, llm, evaluator, on_step)
         self.switches = switches(config)
         if _state is None:
             self.run.write_json("config.json", dataclasses.asdict(config))
@@ -241,12 +203,7 @@ class Relic(StreamLoop):
             self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe(),
                            switches=dataclasses.asdict(self.switches))
         else:
-            self.state = _state
-            self.llm.ledger.restore(_state.ledger)
-            self.llm.restore_state(getattr(_state, "llm_state", {}))  # older checkpoints kept none
-            # Events after the checkpoint belong to the step that was cut off; it is redone.
-            # No "resume" event: a resumed run's log equals an uninterrupted one's.
-            self.run.truncate_events(_state.events)
+            self._resume_from(_state)
             log.info("resuming %s at batch %d, phase %s", out, _state.b, _state.phase)
 
     # -- the loop (StreamLoop: learn, step, checkpoint, batch, resume) ----------------------

@@ -6,24 +6,74 @@ start, ``proposals`` proposals per role in role order, and an end) advances one
 step its state (with the LLM ledger and the backend's own state) is checkpointed
 atomically, so :meth:`StreamLoop.resume` continues a run killed anywhere and redoes
 only the step that was cut off. A subclass (:class:`relic_learner.relic.Relic`,
-``baselines.ahd.IsolatedSearch``) sets ``config_class`` and implements
-``_start_batch``, ``_propose(role, h)``, ``_end_batch``, ``_finish`` and ``team``; its
-``__init__`` sets ``config``, ``run``, ``roles``, ``stream``, ``llm``, ``evaluator``,
-``_own_evaluator``, ``on_step`` and ``state`` (with ``b``, ``phase``, ``role_index``,
-``h``, ``ledger``, ``llm_state``, ``events``).
+``baselines.ahd.IsolatedSearch``) sets ``config_class`` (a :class:`SearchSettings`) and
+implements ``_start_batch``, ``_propose(role, h)``, ``_end_batch``, ``_finish`` and
+``team``; its ``__init__`` calls :meth:`StreamLoop._set_up` (config, run directory,
+benchmark, roles, seeds, stream, LLM client, evaluator), then sets ``state`` (with ``b``,
+``phase``, ``role_index``, ``h``, ``ledger``, ``llm_state``, ``events``): a new one, or
+the checkpoint's through :meth:`StreamLoop._resume_from`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+import relic_envs
+from relic_envs.core.registry import get_benchmark
+from relic_envs.errors import InvalidConfig
+from relic_envs.seeds import seed_source
 from relic_learner.batches import Batch, mixed_batch
+from relic_learner.evaluate import TeamEvaluator
 from relic_learner.llm import LLMClient, make_client
 from relic_learner.runlog import RunDir
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchSettings:
+    """What every search on the stream of training batches is run with, RELIC's and the comparators'
+    (written to ``config.json`` with the search's own fields). Defaults are the paper's (Appendix D):
+    5 batches, 10 proposals per role and batch, replay from the 2 preceding batches, 3 instances each.
+    """
+
+    env: str
+    interface: str = "paper"
+    llm: str = "offline"
+    base_url: str | None = None
+    temperature: float = 1.0
+    batches: int = 5
+    proposals: int = 10
+    replay: int = 2
+    replay_per_batch: int = 3
+    seed: int = 0
+    workers: int | None = None
+    isolation: str = "full"  # "reduced": run programs where the kernel refuses a layer (docs/learner.md)
+    request_timeout_s: float = 60.0  # per HTTP attempt of the openai backend (then retried)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.request_timeout_s, bool) or not isinstance(self.request_timeout_s, int | float) \
+                or not self.request_timeout_s > 0:
+            raise InvalidConfig(f"request_timeout_s must be a number of seconds > 0, got {self.request_timeout_s!r}")
+        if self.isolation not in ("full", "reduced"):
+            raise InvalidConfig(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
+        if self.env not in relic_envs.names():
+            raise InvalidConfig(f"env must be one of {relic_envs.names()}, got {self.env!r}")
+        get_benchmark(self.env).check_interface(self.interface)
+        for name in ("batches", "proposals"):
+            check_positive_int(name, getattr(self, name))
+        if self.batches > 5:
+            raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
+
+
+def check_positive_int(name: str, value: Any) -> None:
+    """:class:`InvalidConfig` unless ``value`` is an int >= 1 (a bool is not)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidConfig(f"{name} must be a positive int, got {value!r}")
 
 
 def run_client(config: Any, run_path: str | Path, *, cache_dir: str | Path | None = None,
@@ -61,6 +111,33 @@ class StreamLoop:
             raise FileNotFoundError(f"no checkpoint in {out}: nothing to resume")
         config = cls.config_class(**json.loads(run.config_path.read_text()))
         return cls(config, out, _state=run.load_checkpoint(), **kw)
+
+    def _set_up(self, config: SearchSettings, out: str | Path, llm: LLMClient | None, evaluator: TeamEvaluator | None,
+                on_step: Callable[[Any], None] | None) -> None:
+        """What every search holds: its config and run directory, the benchmark's roles, signatures
+        and seed programs, the training stream, the LLM client and the evaluator (a new one, closed
+        by :meth:`learn`, unless one is shared)."""
+        self.config = config
+        self.run = RunDir(out)
+        self.bench = get_benchmark(config.env)
+        self.roles = list(self.bench.roles)
+        self.signatures = self.bench.signatures(config.interface)
+        self.seeds = {r: seed_source(config.env, r, config.interface) for r in self.roles}
+        self.stream = relic_envs.splits(config.env).train
+        self.llm = llm or self._make_llm()
+        self._own_evaluator = evaluator is None
+        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers,
+                                                    isolation=config.isolation)
+        self.on_step = on_step
+
+    def _resume_from(self, state: Any) -> None:
+        """Continue from a checkpoint: the ledger and the backend's state restored; the events after
+        the checkpoint belong to the step that was cut off, which is redone (no "resume" event: a
+        resumed run's log equals an uninterrupted one's)."""
+        self.state = state
+        self.llm.ledger.restore(state.ledger)
+        self.llm.restore_state(getattr(state, "llm_state", {}))  # older checkpoints kept none
+        self.run.truncate_events(state.events)
 
     def _make_llm(self) -> LLMClient:
         return run_client(self.config, self.run.path)

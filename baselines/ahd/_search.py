@@ -56,39 +56,23 @@ from typing import Any
 
 import numpy as np
 
-import relic_envs
-from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
-from relic_envs.seeds import seed_source
 from relic_learner import prompts
 from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.intake import Rejection, intake
 from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient
-from relic_learner.runlog import RunDir
-from relic_learner.stream import StreamLoop
+from relic_learner.stream import SearchSettings, StreamLoop
 
 log = logging.getLogger("baselines.ahd")
 
 
 @dataclasses.dataclass(frozen=True)
-class SearchConfig:
-    """What defines a comparator run (written to ``config.json``); defaults are Appendix D's."""
+class SearchConfig(SearchSettings):
+    """What defines a comparator run (written to ``config.json``): the settings every search shares
+    (:class:`~relic_learner.stream.SearchSettings`, Appendix D's defaults), the method and its schedule."""
 
-    method: str
-    env: str
-    interface: str = "paper"
-    llm: str = "offline"
-    base_url: str | None = None
-    temperature: float = 1.0
-    batches: int = 5
-    proposals: int = 10
-    replay: int = 2
-    replay_per_batch: int = 3
-    seed: int = 0
-    workers: int | None = None
-    isolation: str = "full"  # "reduced": run programs where the kernel refuses a layer (docs/learner.md)
-    request_timeout_s: float = 60.0  # per HTTP attempt of the openai backend (then retried)
+    method: str = dataclasses.field(kw_only=True)
     # "paper": the paper's call accounting (Appendix D's table); "reference": the method's own
     # schedule where the two differ (ReEvo only, baselines/ahd/reevo.py)
     schedule: str = "paper"
@@ -96,20 +80,7 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if self.schedule not in ("paper", "reference"):
             raise InvalidConfig(f"schedule must be 'paper' or 'reference', got {self.schedule!r}")
-        if isinstance(self.request_timeout_s, bool) or not isinstance(self.request_timeout_s, int | float) \
-                or not self.request_timeout_s > 0:
-            raise InvalidConfig(f"request_timeout_s must be a number of seconds > 0, got {self.request_timeout_s!r}")
-        if self.isolation not in ("full", "reduced"):
-            raise InvalidConfig(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
-        if self.env not in relic_envs.names():
-            raise InvalidConfig(f"env must be one of {relic_envs.names()}, got {self.env!r}")
-        get_benchmark(self.env).check_interface(self.interface)
-        for name in ("batches", "proposals"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidConfig(f"{name} must be a positive int, got {value!r}")
-        if self.batches > 5:
-            raise InvalidConfig(f"batches must be at most 5 (the canonical training stream), got {self.batches}")
+        super().__post_init__()
 
 
 @dataclasses.dataclass
@@ -179,19 +150,8 @@ class IsolatedSearch(StreamLoop, abc.ABC):
             raise InvalidConfig(f"config.method is {config.method!r} but this search is {self.name!r}")
         if config.schedule not in self.schedules:
             raise InvalidConfig(f"{self.name} has no {config.schedule!r} schedule (only {list(self.schedules)})")
-        self.config = config
-        self.run = RunDir(out)
-        self.bench = get_benchmark(config.env)
-        self.roles = list(self.bench.roles)
-        self.signatures = self.bench.signatures(config.interface)
-        self.seeds = {r: seed_source(config.env, r, config.interface) for r in self.roles}
+        self._set_up(config, out, llm, evaluator, on_step)
         self.targets = {r: prompts.target_block(self.signatures[r], self.seeds[r]) for r in self.roles}
-        self.stream = relic_envs.splits(config.env).train
-        self.llm = llm or self._make_llm()
-        self._own_evaluator = evaluator is None
-        self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers,
-                                                    isolation=config.isolation)
-        self.on_step = on_step
         self.attempt = ""
         if _state is None:
             self.run.write_json("config.json", dataclasses.asdict(config))
@@ -199,10 +159,7 @@ class IsolatedSearch(StreamLoop, abc.ABC):
             self.run.truncate_events(0)
             self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe())
         else:
-            self.state = _state
-            self.llm.ledger.restore(_state.ledger)
-            self.llm.restore_state(_state.llm_state)
-            self.run.truncate_events(_state.events)  # the cut-off step is redone, as in ``relic learn``
+            self._resume_from(_state)  # the cut-off step is redone, as in ``relic learn``
 
     @classmethod
     def create(cls, out: str | Path, **config: Any) -> IsolatedSearch:
