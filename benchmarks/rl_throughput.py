@@ -1,12 +1,15 @@
 """Training throughput of IPPO/MAPPO in JAX beside the functional env's random-policy throughput.
 
-    python benchmarks/rl_throughput.py --env dgc mapp_pc mas_jd hmtsp --updates 3
+    python benchmarks/rl_throughput.py [--env dgc mapp_pc ...] [--updates 3]
 
 Per benchmark, in one process: (1) the functional env alone, a uniformly random legal
 policy, ``lax.scan`` over ``--n-steps`` steps of ``vmap`` over ``--n-envs`` instances with the
-same automatic reset as the trainer; (2) IPPO and MAPPO updates (rollout with the networks,
-GAE, 4 epochs x 4 minibatches of PPO) at the trainer's defaults. One env step = one joint
-step of one instance. Compile time is excluded from every rate. Prints a table; asserts nothing.
+same automatic reset as the trainer; (2) the IPPO update without learning (``epochs=0``: the
+rollout with the networks choosing the actions, and GAE), which says how much of a training
+step is acting and how much is learning; (3) IPPO and MAPPO updates (rollout with the
+networks, GAE, 4 epochs x 4 minibatches of PPO) at the trainer's defaults. One env step =
+one joint step of one instance. Compile time is excluded from every rate. Prints a table;
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import time
 import jax
 import jax.numpy as jnp
 
+import relic_envs
 from baselines.rl.features import kind_of
 from baselines.rl.ppo import ROLES, Config, Trainer
 
@@ -61,9 +65,27 @@ def random_throughput(trainer: Trainer, n_steps: int, repeats: int) -> float:
     return repeats * n_steps * n / (time.perf_counter() - start)
 
 
+def update_throughput(cfg: Config, updates: int) -> tuple[float, float]:
+    """(env steps per second, compile seconds) of ``updates`` PPO updates of ``cfg`` in one compiled chunk."""
+    from baselines.rl.ppo import init_params
+
+    trainer = Trainer(cfg, log=lambda *a: None)
+    params = init_params(cfg, trainer.dims, jax.random.key(0))
+    opt_state = trainer.optimizer.init(params)
+    run_chunk, init_env_state = trainer.make_update_chunk()
+    env_state = init_env_state(jax.random.key(1))
+    scale = jnp.float32(1.0)
+    s = time.perf_counter()
+    compiled = run_chunk.lower(params, opt_state, env_state, scale, jax.random.key(2), length=updates).compile()
+    compile_s = time.perf_counter() - s
+    s = time.perf_counter()
+    jax.block_until_ready(compiled(params, opt_state, env_state, scale, jax.random.key(3)))
+    return updates * cfg.n_envs * cfg.n_steps / (time.perf_counter() - s), compile_s
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", nargs="+", default=["dgc", "mapp_pc", "mas_jd", "hmtsp"])
+    parser.add_argument("--env", nargs="+", default=None, help="benchmarks (default: all fourteen)")
     parser.add_argument("--algo", nargs="+", default=["ippo", "mappo"])
     parser.add_argument("--updates", type=int, default=3, help="timed PPO updates per algorithm (after one compiled)")
     parser.add_argument("--n-envs", type=int, default=32)
@@ -71,37 +93,24 @@ def main() -> None:
     parser.add_argument("--random-repeats", type=int, default=10)
     args = parser.parse_args()
     rows = []
-    for env in args.env:
-        rates = {}
+    for env in args.env or relic_envs.names():
+        common = dict(env=env, n_envs=args.n_envs, n_steps=args.n_steps, pool=64, n_val=4)
+        trainer = Trainer(Config(algo="ippo", **common), log=lambda *a: None)
+        rates = {"random": random_throughput(trainer, args.n_steps, args.random_repeats)}
+        rates["acting"], _ = update_throughput(Config(algo="ippo", epochs=0, **common), args.updates)
         for algo in args.algo:
-            cfg = Config(env=env, algo=algo, n_envs=args.n_envs, n_steps=args.n_steps, pool=64, n_val=4)
-            trainer = Trainer(cfg, log=lambda *a: None)
-            if "random" not in rates:
-                rates["random"] = random_throughput(trainer, args.n_steps, args.random_repeats)
-            from baselines.rl.ppo import init_params
-            params = init_params(cfg, trainer.dims, jax.random.key(0))
-            opt_state = trainer.optimizer.init(params)
-            run_chunk, init_env_state = trainer.make_update_chunk()
-            env_state = init_env_state(jax.random.key(1))
-            scale = jnp.float32(1.0)
-            s = time.perf_counter()
-            compiled = run_chunk.lower(params, opt_state, env_state, scale, jax.random.key(2), length=args.updates).compile()
-            compile_s = time.perf_counter() - s
-            s = time.perf_counter()
-            jax.block_until_ready(compiled(params, opt_state, env_state, scale, jax.random.key(3)))
-            rates[algo] = args.updates * args.n_envs * args.n_steps / (time.perf_counter() - s)
-            rates[f"{algo}_compile"] = compile_s
+            rates[algo], rates[f"{algo}_compile"] = update_throughput(Config(algo=algo, **common), args.updates)
         rows.append((env, kind_of(env), rates))
         print(f"{env}: " + ", ".join(f"{k} {v:,.1f}" for k, v in rates.items()), flush=True)
     print(f"\nbatch {args.n_envs} instances x {args.n_steps} steps per update; jax {jax.__version__}, "
           f"{jax.devices()[0].platform}, {jax.device_count()} device(s), {os.cpu_count()} CPU(s)")
-    head = "| benchmark | head | random policy, env steps/s | " + " | ".join(
+    head = "| benchmark | head | random policy, env steps/s | IPPO acting only (no learning), env steps/s | " + " | ".join(
         f"{a.upper()} training, env steps/s | {a.upper()} compile s" for a in args.algo) + " |"
     print(head)
-    print("|" + "---|" * (3 + 2 * len(args.algo)))
+    print("|" + "---|" * (4 + 2 * len(args.algo)))
     for env, kind, r in rows:
         cells = " | ".join(f"{r[a]:,.0f} | {r[a + '_compile']:.0f}" for a in args.algo)
-        print(f"| {env} | {kind} | {r['random']:,.0f} | {cells} |")
+        print(f"| {env} | {kind} | {r['random']:,.0f} | {r['acting']:,.0f} | {cells} |")
 
 
 if __name__ == "__main__":
