@@ -2,6 +2,7 @@
 
     python benchmarks/rl_table.py runs/rl/*            # checkpoint dirs written by `python -m baselines.rl train`
     python benchmarks/rl_table.py --seeds-only dgc     # just (re)compute the seed rows
+    python benchmarks/rl_table.py --over-seeds DIR...  # runs of one setting with different --seed: mean ± std
 
 Trained policies are scored greedily through the functional env (float64: exact parity with the
 numpy env); the seed team through ``relic_envs.rollout`` on the same canonical test instances.
@@ -42,7 +43,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dirs", nargs="*")
     parser.add_argument("--seeds-only", nargs="*", default=None)
+    parser.add_argument("--over-seeds", action="store_true",
+                        help="group the runs by (benchmark, interface, algorithm): test means over training seeds")
     args = parser.parse_args()
+    if args.over_seeds:
+        over_seeds(args.dirs)
+        return
     if args.seeds_only is not None:
         for env in args.seeds_only:
             print(env, seed_means(env), flush=True)
@@ -64,6 +70,34 @@ def main() -> None:
             flag = "" if r["complete"] and r["invalid"] == 0 else f" (invalid {r['invalid']})"
             print(f"| {env} | {cfg['algo'].upper()} | {summ['timing']['env_steps']:,} | {summ['timing']['total_wall_s']:.0f} | "
                   f"{summ['best_update']} | {regime} | {r['objective']:.2f}{flag} | {seeds[regime]:.2f} | {direction} |", flush=True)
+
+
+def over_seeds(dirs: list[str]) -> None:
+    """One row per (benchmark, interface, algorithm, test regime): every training seed's test mean,
+    their mean and sample standard deviation, beside the seed team's (the same instances)."""
+    import relic_envs
+
+    groups: dict[tuple[str, str, str], list[tuple[int, int, dict]]] = {}
+    for d in dirs:
+        meta = json.loads((Path(d) / "config.json").read_text())
+        cfg = meta["config"]
+        res = json.loads((Path(d) / "test_eval.json").read_text())
+        groups.setdefault((cfg["env"], cfg["interface"], cfg["algo"]), []).append(
+            (cfg["seed"], meta["summary"]["timing"]["env_steps"], res))
+    print("| benchmark | interface | algo | env steps per run | test regime | per training seed (seed: mean) | "
+          "mean ± std over seeds | seeds' program team | direction |")
+    print("|---|---|---|---:|---|---|---:|---:|---|")
+    for (env, interface, algo), runs in sorted(groups.items()):
+        runs.sort()
+        seeds = seed_means(env, interface)
+        direction = "cost, lower is better" if relic_envs.get_benchmark(env).minimize else "higher is better"
+        steps = sorted({s for _, s, _ in runs})
+        for regime in runs[0][2]:
+            values = [res[regime]["objective"] for _, _, res in runs]
+            cells = ", ".join(f"{seed}: {v:.2f}" for (seed, _, _), v in zip(runs, values))
+            spread = f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
+            print(f"| {env} | {interface} | {algo.upper()} | {', '.join(f'{s:,}' for s in steps)} | {regime} | {cells} | "
+                  f"{spread} | {seeds[regime]:.2f} | {direction} |", flush=True)
 
 
 if __name__ == "__main__":
