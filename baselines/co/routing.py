@@ -59,6 +59,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from baselines._ortools import routing as _routing
+from baselines._test_splits import TestSplitCache, by_size
 from relic_envs.co.fstsp import simulator as fsim
 from relic_envs.co.fstsp.generator import FSTSPInstance
 from relic_envs.co.hmtsp import simulator as hsim
@@ -239,12 +240,8 @@ def unpad_routes(benchmark: str, array: np.ndarray) -> list[list[int]]:
     return [[int(v) for v in row if v >= 0] for row in rows]
 
 
-@dataclasses.dataclass(frozen=True)
-class ReferenceCache:
+class ReferenceCache(TestSplitCache):
     """Routing-solver results on a benchmark's test splits: ``results[regime][field]``, split order."""
-
-    results: dict[str, dict[str, np.ndarray]]
-    meta: dict
 
     def routes(self, regime: str, i: int) -> list[list[int]]:
         return unpad_routes(self.meta["benchmark"], self.results[regime]["routes"][i])
@@ -322,9 +319,9 @@ def load_cache(benchmark: str, path: Path | None = None, hinted: bool = False) -
 def summary(benchmark: str, cache: ReferenceCache) -> str:
     """One line per test size: mean objective, statuses, settings."""
     lines = []
-    for regime in sorted(cache.results, key=lambda r: int(r[4:])):
+    for regime in by_size(cache.results):
         res = cache.results[regime]
-        statuses = {s: int((res["status"] == s).sum()) for s in sorted(set(res["status"].tolist()))}
+        statuses = cache.status_counts(regime)
         lines.append(
             f"{benchmark} {regime}: mean {res['objective'].mean():.4f} over {res['objective'].size} instances "
             f"(best found, not proven optimal); {statuses}; {cache.meta['time_limit_s']:g} s wall/instance, "

@@ -64,9 +64,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from baselines._ortools import cp_model as _cp_model
+from baselines._test_splits import TestSplitCache, by_size, solve_test_splits
 from relic_envs.co.fjagv import simulator as fsim
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.mrcps import simulator as msim
@@ -505,12 +505,8 @@ def cache_path(benchmark: str) -> Path:
     return reference_path(benchmark, CACHE_NAME)
 
 
-@dataclasses.dataclass(frozen=True)
-class SchedCache:
+class SchedCache(TestSplitCache):
     """CP-SAT results on a benchmark's test splits: ``results[regime][field]``, split order."""
-
-    results: dict[str, dict[str, np.ndarray]]
-    meta: dict
 
 
 def write_cache(benchmark: str, *, time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,
@@ -519,16 +515,12 @@ def write_cache(benchmark: str, *, time_limit: float = DEFAULT_TIME_LIMIT, worke
     ``hint="default"`` uses :data:`HINTS`; ``None`` starts without a hint."""
     import ortools
 
-    from relic_envs.core.splits import splits
-
     _check_name(benchmark)
     hint = HINTS[benchmark] if hint == "default" else hint
     load = os.getloadavg()[0]
-    results: dict[str, dict[str, np.ndarray]] = {}
-    for regime, instances in splits(benchmark).test.items():
-        solved = [solve(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint)
-                  for inst in tqdm(instances, desc=f"cp-sat {benchmark} {regime}", disable=not progress)]
-        results[regime] = {f: np.array([getattr(r, f) for r in solved]) for f in FIELDS}
+    results, _ = solve_test_splits(
+        benchmark, lambda inst: solve(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
+        FIELDS, "cp-sat", progress)
     meta = {
         "benchmark": benchmark, "split": "test", "time_limit_s": time_limit, "workers": workers,
         "ortools": ortools.__version__, "hint": hint,
@@ -549,9 +541,9 @@ def load_cache(benchmark: str, path: Path | None = None) -> SchedCache | None:
 def summary(benchmark: str, cache: SchedCache) -> str:
     """One line per test size: mean best, mean bound, status counts, settings."""
     lines = []
-    for regime in sorted(cache.results, key=lambda r: int(r[4:])):
+    for regime in by_size(cache.results):
         res = cache.results[regime]
-        counts = {s: int((res["status"] == s).sum()) for s in ("optimal", "feasible")}
+        counts = cache.status_counts(regime, ("optimal", "feasible"))
         lines.append(
             f"{benchmark} {regime}: best {res['objective'].mean():.2f}, bound {res['bound'].mean():.2f} "
             f"(means over {res['objective'].size} instances; {cache.meta['model']}); {counts['optimal']} optimal, "

@@ -40,9 +40,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from baselines._ortools import cp_model as _cp_model
+from baselines._test_splits import by_size, solve_test_splits
 from baselines.mapp import plans
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.references import load_results, reference_path, save_results
@@ -171,13 +171,9 @@ def write_cache(name: str, *, time_limit: float = DEFAULT_TIME_LIMIT, workers: i
                 hint: str = "ils", progress: bool = True, path: Path | None = None):
     import ortools
 
-    from relic_envs.core.splits import splits
-
-    results = {}
-    for regime, instances in splits(name).test.items():
-        solved = [solve(name, inst, time_limit=time_limit, workers=workers, hint=hint)
-                  for inst in tqdm(instances, desc=f"cp-sat {name} {regime}", disable=not progress)]
-        results[regime] = {f: np.array([getattr(r, f) for r in solved]) for f in FIELDS}
+    results, solved_by_regime = solve_test_splits(
+        name, lambda inst: solve(name, inst, time_limit=time_limit, workers=workers, hint=hint), FIELDS, "cp-sat", progress)
+    for regime, solved in solved_by_regime.items():
         width = max(1, max(len(r) for s in solved for r in s.routes))
         routes = np.zeros((len(solved), len(ROLES), width), dtype=np.int64)  # 0-padded
         for i, s in enumerate(solved):
@@ -207,7 +203,7 @@ def summary(name: str) -> str:
         return f"{name}: no cached CP-SAT results; {INSTALL_HINT} {name}"
     results, meta = loaded
     lines = []
-    for regime in sorted(results, key=lambda r: int(r[4:])):
+    for regime in by_size(results):
         res = results[regime]
         counts = {s: int((res["status"] == s).sum()) for s in ("optimal", "feasible", "unknown")}
         lines.append(

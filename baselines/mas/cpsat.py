@@ -59,9 +59,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from baselines._ortools import cp_model as _cp_model
+from baselines._test_splits import TestSplitCache, by_size, solve_test_splits
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
 from relic_envs.core.references import load_results, reference_path, save_results
@@ -422,17 +422,10 @@ def cache_path(benchmark: str) -> Path:
     return reference_path(benchmark, CACHE_NAME)
 
 
-@dataclasses.dataclass(frozen=True)
-class OptimumCache:
+class OptimumCache(TestSplitCache):
     """CP-SAT results on a benchmark's canonical test splits: ``results[regime]`` holds one
-    array per :class:`CPSATResult` field, instances in split order (``test50``, ``test80``)."""
-
-    results: dict[str, dict[str, np.ndarray]]
-    meta: dict  # time_limit_s, workers, ortools version, time_scale, hint
-
-    def field(self, name: str) -> np.ndarray:
-        """One field over every test instance (``test50`` then ``test80``; scalars only)."""
-        return np.concatenate([self.results[r][name] for r in sorted(self.results, key=lambda r: int(r[4:]))])
+    array per :class:`CPSATResult` field, instances in split order (``test50``, ``test80``);
+    ``meta``: time_limit_s, workers, ortools version, time_scale, hint."""
 
 
 def write_cache(
@@ -447,15 +440,9 @@ def write_cache(
     """Solve every canonical test instance and store the results (``relic-baselines optimum --write``)."""
     import ortools
 
-    from relic_envs.core.splits import splits
-
-    results: dict[str, dict[str, np.ndarray]] = {}
-    for regime, instances in splits(benchmark).test.items():
-        solved = [
-            solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint)
-            for inst in tqdm(instances, desc=f"cp-sat {benchmark} {regime}", disable=not progress)
-        ]
-        results[regime] = {f: np.array([getattr(r, f) for r in solved]) for f in FIELDS}
+    results, _ = solve_test_splits(
+        benchmark, lambda inst: solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
+        FIELDS, "cp-sat", progress)
     meta = {
         "benchmark": benchmark,
         "split": "test",
@@ -478,9 +465,9 @@ def load_cache(benchmark: str, path: Path | None = None) -> OptimumCache | None:
 def summary(benchmark: str, cache: OptimumCache) -> str:
     """One line per test size: mean best, mean bound, status counts, settings."""
     lines = []
-    for regime in sorted(cache.results, key=lambda r: int(r[4:])):
+    for regime in by_size(cache.results):
         res = cache.results[regime]
-        counts = {s: int((res["status"] == s).sum()) for s in ("optimal", "feasible")}
+        counts = cache.status_counts(regime, ("optimal", "feasible"))
         lines.append(
             f"{benchmark} {regime}: best {res['objective'].mean():.2f}, bound {res['bound'].mean():.2f} "
             f"(means over {res['objective'].size} instances); {counts['optimal']} optimal, {counts['feasible']} feasible; "
