@@ -29,8 +29,9 @@ import numpy as np
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
 from relic_envs.core.jax_devices import over_devices
+from relic_envs.core.jax_kit import Batch, integer_answer, stack_arrays
 from relic_envs.dcop._sweep import SWEEPS
-from relic_envs.errors import InvalidReturn, MissingExtra
+from relic_envs.errors import MissingExtra
 
 try:
     import jax
@@ -200,13 +201,6 @@ class JaxProblem(abc.ABC):
         return jax.vmap(self.landscape)(data, x)
 
 
-class Batch(NamedTuple):
-    """Stacked static data of a batch: ``data[k]`` has a leading batch axis."""
-
-    data: dict[str, Any]
-    size: int
-
-
 def peer_arrays(pairs: np.ndarray, n_slots: int) -> dict[str, np.ndarray]:
     """Both directions of peer pairs, padded to ``n_slots`` rows with a 0/1 mask."""
     src = np.concatenate([pairs[:, 0], pairs[:, 1]])
@@ -241,13 +235,7 @@ def stack(problem: JaxProblem, instances: Sequence[Instance], peers: Callable[[I
         for arrays in per_instance:
             pad = [(0, 0)] * (arrays[key].ndim - 1) + [(0, width - arrays[key].shape[-1])]
             arrays[key] = np.pad(arrays[key], pad, constant_values=fill)
-    data = {}
-    for key in per_instance[0]:
-        shapes = {np.shape(a[key]) for a in per_instance}
-        if len(shapes) != 1:
-            raise ValueError(f"cannot stack field {key!r}: shapes differ across instances {sorted(shapes)}")
-        data[key] = np.stack([a[key] for a in per_instance])
-    return Batch(data, len(instances))
+    return Batch(stack_arrays(per_instance), len(instances))
 
 
 def contiguous_roles(problem: JaxProblem, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -319,11 +307,7 @@ def observe(problem: JaxProblem, data: Mapping[str, Any], state: JState, role: s
 
 def check_actions(role: str, value, m: int, domain: int):
     """Trace-time shape/dtype checks (raise ``InvalidReturn``) and the runtime domain test."""
-    value = jnp.asarray(value)
-    if value.shape != (m,):
-        raise InvalidReturn("shape", f"JAX policy for role {role} must return shape ({m},), got {value.shape}")
-    if not jnp.issubdtype(value.dtype, jnp.integer):
-        raise InvalidReturn("dtype", f"JAX policy for role {role} must return integers, got {value.dtype}")
+    value = integer_answer(role, value, (m,), "array of values")
     in_domain = jnp.all((value >= 0) & (value < domain))
     return jnp.clip(value, 0, domain - 1).astype(jnp.int32), in_domain
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
-from relic_envs.errors import InvalidConfig, InvalidReturn, MissingExtra
+from relic_envs.errors import InvalidConfig, MissingExtra
 from relic_envs.mapp._geometry import distances
 from relic_envs.mapp._routing import RoutingInstance
 
@@ -47,6 +47,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtra("jax", "jax") from exc
 
 from relic_envs.core.jax_devices import over_devices
+from relic_envs.core.jax_kit import Batch, RoleTables, integer_answer, one_size, stack_arrays  # noqa: E402
 from relic_envs.core.jax_loop import shrinking_while  # noqa: E402  (after the jax check)
 
 N_AGENTS = len(ROLES)
@@ -88,7 +89,7 @@ class View(NamedTuple):
 Getter = Callable[[View], Any]
 
 
-class JaxRoutingProblem(abc.ABC):
+class JaxRoutingProblem(RoleTables, abc.ABC):
     """One routing benchmark in ``jax.numpy`` (per-instance functions)."""
 
     name: str
@@ -130,38 +131,16 @@ class JaxRoutingProblem(abc.ABC):
     def node_view(self, data: Mapping[str, Any], dyn: Mapping[str, Any], t) -> dict[str, Any]:
         """Per-node attributes roles observe (twin of ``simulator.node_view``)."""
 
-    def role_table(self, interface: str) -> Mapping[str, Mapping[str, Getter]]:
-        if interface not in self.roles:
-            raise NotImplementedError(
-                f"{self.name}: the JAX evaluator has no {interface!r} interface yet; available: {sorted(self.roles)} "
-                "(the numpy env has both: use relic_envs.rollout)"
-            )
-        return self.roles[interface]
-
-
-class Batch(NamedTuple):
-    """Stacked static data of a batch: ``data[k]`` has a leading batch axis."""
-
-    data: dict[str, Any]
-    size: int
-    n_nodes: int
-
-
 def stack(problem: JaxRoutingProblem, instances: Sequence[RoutingInstance]) -> Batch:
     """Stack same-size instances into a :class:`Batch`."""
-    if len(instances) == 0:
-        raise InvalidConfig("instances: need at least one instance to stack, got an empty sequence")
-    sizes = sorted({inst.n_nodes for inst in instances})
-    if len(sizes) != 1:
-        raise InvalidConfig(f"instances: a batch needs one size N; got sizes {sizes} (stack each size apart)")
+    n_nodes = one_size(instances, lambda inst: inst.n_nodes, "size N")
     per_instance = []
     for inst in instances:
         dist = distances(inst.coords)
         arrays = {"coords": np.asarray(inst.coords, np.float64), "dist": dist, "budget": np.float64(inst.budget)}
         arrays.update(problem.arrays(inst, dist))
         per_instance.append(arrays)
-    data = {key: np.stack([a[key] for a in per_instance]) for key in per_instance[0]}
-    return Batch(data, len(instances), sizes[0])
+    return Batch(stack_arrays(per_instance), len(instances), n_nodes)
 
 
 def init(problem: JaxRoutingProblem, data: Mapping[str, Any]) -> JState:
@@ -204,13 +183,8 @@ def observe(problem: JaxRoutingProblem, data: Mapping[str, Any], state: JState, 
 
 
 def as_node(role: str, value):
-    """Trace-time type check of a policy's answer (shape ``()``, integer dtype)."""
-    value = jnp.asarray(value)
-    if value.shape != ():
-        raise InvalidReturn("shape", f"JAX policy for role {role} must return a scalar node id, got shape {value.shape}")
-    if not jnp.issubdtype(value.dtype, jnp.integer):
-        raise InvalidReturn("dtype", f"JAX policy for role {role} must return an integer node id, got {value.dtype}")
-    return value
+    """Trace-time check of a policy's answer: a scalar integer node id."""
+    return integer_answer(role, value, (), "node id")
 
 
 def admit(problem: JaxRoutingProblem, data: Mapping[str, Any], state: JState, k: int, j):

@@ -58,7 +58,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
-from relic_envs.errors import InvalidConfig, InvalidReturn, MissingExtra
+from relic_envs.errors import InvalidConfig, MissingExtra
 from relic_envs.mas._dispatch import DispatchInstance, DispatchProblem
 
 try:
@@ -68,6 +68,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtra("jax", "jax") from exc
 
 from relic_envs.core.jax_devices import over_devices
+from relic_envs.core.jax_kit import Batch, RoleTables, integer_answer, one_size, stack_arrays  # noqa: E402
 from relic_envs.core.jax_loop import shrinking_while  # noqa: E402  (after the jax check)
 from relic_envs.core.jax_select import first_argmax  # noqa: E402
 
@@ -129,7 +130,7 @@ class View(NamedTuple):
 Getter = Callable[[View], Any]
 
 
-class JaxDispatchProblem(abc.ABC):
+class JaxDispatchProblem(RoleTables, abc.ABC):
     """One scheduling benchmark in ``jax.numpy``: its static arrays, objective and role tables."""
 
     numpy_problem: DispatchProblem  # the numpy twin: stages, must_finish, simulator (durations, qualified, horizon)
@@ -159,30 +160,9 @@ class JaxDispatchProblem(abc.ABC):
     def objective(self, data: Mapping[str, Any], completion):
         """Raw objective from the ``(N,)`` completion times (nan = not completed), as ``simulator.objective``."""
 
-    def role_table(self, interface: str) -> Mapping[str, Mapping[str, Getter]]:
-        if interface not in self.roles:
-            raise NotImplementedError(
-                f"{self.name}: the JAX evaluator has no {interface!r} interface yet; available: {sorted(self.roles)} "
-                "(the numpy env has both: use relic_envs.rollout)"
-            )
-        return self.roles[interface]
-
-
-class Batch(NamedTuple):
-    """Stacked static data of a batch: ``data[k]`` has a leading batch axis."""
-
-    data: dict[str, Any]
-    size: int
-    n_jobs: int
-
-
 def stack(problem: JaxDispatchProblem, instances: Sequence[DispatchInstance]) -> Batch:
     """Stack same-size instances into a :class:`Batch`."""
-    if len(instances) == 0:
-        raise InvalidConfig("instances: need at least one instance to stack, got an empty sequence")
-    sizes = sorted({inst.n_jobs for inst in instances})
-    if len(sizes) != 1:
-        raise InvalidConfig(f"instances: a batch needs one size N; got sizes {sizes} (stack each size apart)")
+    n_jobs = one_size(instances, lambda inst: inst.n_jobs, "size N")
     sim = problem.numpy_problem.simulator
     per_instance = []
     for inst in instances:
@@ -194,8 +174,7 @@ def stack(problem: JaxDispatchProblem, instances: Sequence[DispatchInstance]) ->
         }
         arrays.update(problem.arrays(inst))
         per_instance.append(arrays)
-    data = {key: np.stack([a[key] for a in per_instance]) for key in per_instance[0]}
-    return Batch(data, len(instances), sizes[0])
+    return Batch(stack_arrays(per_instance), len(instances), n_jobs)
 
 
 # -- the event loop (one instance) ----------------------------------------------------------
@@ -288,13 +267,8 @@ def observe(problem: JaxDispatchProblem, data, state: DState, role: str, interfa
 
 
 def as_job(role: str, value):
-    """Trace-time type check of a policy's answer (shape ``()``, integer dtype)."""
-    value = jnp.asarray(value)
-    if value.shape != ():
-        raise InvalidReturn("shape", f"JAX policy for role {role} must return a scalar job id, got shape {value.shape}")
-    if not jnp.issubdtype(value.dtype, jnp.integer):
-        raise InvalidReturn("type", f"JAX policy for role {role} must return an integer job id, got {value.dtype}")
-    return value.astype(jnp.int32)
+    """Trace-time check of a policy's answer: a scalar integer job id (as int32)."""
+    return integer_answer(role, value, (), "job id").astype(jnp.int32)
 
 
 def verdict(problem: JaxDispatchProblem, state: DState, answers):

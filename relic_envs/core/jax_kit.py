@@ -1,0 +1,82 @@
+"""The JAX side's shared pieces: what every family's batch evaluator and functional env are built from.
+
+- :class:`Batch` and :func:`stack_arrays`: the instances of a batch as one dict of arrays
+  with a leading batch axis (a family adds its own per-instance arrays first);
+- :func:`one_size`: the size key every instance of a batch shares (a batch has one shape);
+- :func:`integer_answer`: the trace-time check of a JAX policy's answer (its shape and an
+  integer dtype), the same :class:`~relic_envs.errors.InvalidReturn` reasons in every family;
+- :class:`RoleTables`: a JAX problem's per-interface tables of observation getters.
+
+Needs ``pip install 'relic-envs[jax]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from relic_envs.errors import InvalidConfig, InvalidReturn, MissingExtra
+
+try:
+    import jax.numpy as jnp
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingExtra("jax", "jax") from exc
+
+
+class Batch(NamedTuple):
+    """Stacked static data of a batch: ``data[k]`` has a leading batch axis."""
+
+    data: dict[str, Any]
+    size: int
+    shape: Any = None  # the benchmark's size key where it has one (MAPP: N nodes, MAS: N jobs, CO: a tuple)
+
+
+def one_size(instances: Sequence[Any], size_of: Callable[[Any], Any], what: str = "size") -> Any:
+    """The size key all ``instances`` share; :class:`InvalidConfig` for none or several."""
+    if len(instances) == 0:
+        raise InvalidConfig("instances: need at least one instance to stack, got an empty sequence")
+    sizes = sorted({size_of(inst) for inst in instances})
+    if len(sizes) != 1:
+        raise InvalidConfig(f"instances: a batch needs one {what}; got sizes {sizes} (stack each size apart)")
+    return sizes[0]
+
+
+def stack_arrays(per_instance: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+    """Each key's arrays stacked on a new leading axis; ``ValueError`` naming a key whose shapes differ."""
+    data = {}
+    for key in per_instance[0]:
+        shapes = {np.shape(a[key]) for a in per_instance}
+        if len(shapes) != 1:
+            raise ValueError(f"cannot stack field {key!r}: shapes differ across instances {sorted(shapes)}")
+        data[key] = np.stack([a[key] for a in per_instance])
+    return data
+
+
+def integer_answer(role: str, value: Any, shape: tuple[int, ...], what: str) -> Any:
+    """``value`` as an array once its shape is ``shape`` and its dtype an integer one, else
+    :class:`InvalidReturn` (``"shape"`` or ``"dtype"``). Checked when the policy is traced:
+    under ``jit`` a JAX policy's answer has a static shape and dtype."""
+    value = jnp.asarray(value)
+    if value.shape != shape:
+        expected = "a scalar" if shape == () else f"shape {shape}"
+        raise InvalidReturn("shape", f"JAX policy for role {role} must return {expected} {what}, got shape {value.shape}")
+    if not jnp.issubdtype(value.dtype, jnp.integer):
+        raise InvalidReturn("dtype", f"JAX policy for role {role} must return an integer {what}, got {value.dtype}")
+    return value
+
+
+class RoleTables:
+    """A JAX problem's observation getters per interface: ``roles[interface][role][param] = getter``."""
+
+    name: str
+    roles: Mapping[str, Mapping[str, Mapping[str, Callable]]]
+
+    def role_table(self, interface: str) -> Mapping[str, Mapping[str, Callable]]:
+        if interface not in self.roles:
+            raise NotImplementedError(
+                f"{self.name}: the JAX evaluator has no {interface!r} interface yet; available: {sorted(self.roles)} "
+                "(the numpy env has both: use relic_envs.rollout)"
+            )
+        return self.roles[interface]
