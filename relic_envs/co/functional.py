@@ -1,7 +1,7 @@
 """Functional JAX envs of the four combinatorial benchmarks (the contract: :mod:`relic_envs.core.functional`).
 
-Built on the batch evaluators' per-instance construction (``_jax_construct`` for HMTSP
-and FSTSP: turn order and skips; ``_jax_events`` for FJAGV and MRCPS: event time). One
+Built on the batch evaluators' per-instance construction (the decision contract of
+:mod:`relic_envs.co._jax_decisions`: ``start``, ``pending``, ``commit``). One
 ``step`` is one decision of the construction, taken by exactly one role, as in the
 PettingZoo env; the other roles' answers are ignored. What this module adds is the env's
 bookkeeping: the team score so far (the partial construction's objective, negated),
@@ -30,12 +30,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from relic_envs.co import _jax_events as je
+from relic_envs.co._jax_decisions import Pending, first_min_or_skip, is_valid
 from relic_envs.co.jax_eval import module
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.functional import FunctionalEnv, cast_leaves
 from relic_envs.core.instance import Instance
-from relic_envs.errors import InvalidReturn
+from relic_envs.core.jax_kit import integer_answer
 
 
 class ConstructState(NamedTuple):
@@ -43,23 +43,9 @@ class ConstructState(NamedTuple):
     score: Any  # () the team score so far: minus the partial construction's objective (0 before the first step)
 
 
-class Pending(NamedTuple):
-    """The pending decision in a form shared by both kinds of construction."""
-
-    role: Any  # () int32 deciding role
-    masks: tuple  # per role (n_k,) bool candidates; all false for roles not deciding (and once done)
-    costs: tuple  # per role (n_k,) fallback costs (only the deciding role's matter)
-    can_skip: Any  # () bool -1 is a valid answer (also when there is no candidate, as ``cheapest`` says)
-
-
 def as_id(role: str, value):
-    """Trace-time type check of an action (shape ``()``, integer dtype)."""
-    value = jnp.asarray(value)
-    if value.shape != ():
-        raise InvalidReturn("shape", f"the action of role {role} must be a scalar id, got shape {value.shape}")
-    if not jnp.issubdtype(value.dtype, jnp.integer):
-        raise InvalidReturn("type", f"the action of role {role} must be an integer id, got {value.dtype}")
-    return value.astype(jnp.int32)
+    """Trace-time check of an action: a scalar integer id (as int32)."""
+    return integer_answer(role, value, (), "id").astype(jnp.int32)
 
 
 class ConstructiveFunctionalEnv(FunctionalEnv):
@@ -69,38 +55,19 @@ class ConstructiveFunctionalEnv(FunctionalEnv):
         self._bind(name, interface)
         self._module = module(name)
         self._problem = self._module.PROBLEM
-        self._events = isinstance(self._problem, je.JaxEventProblem)
         self._sign = -1.0 if self.benchmark.minimize else 1.0  # raw objective -> score
 
     def params(self, instances: Sequence[Instance]) -> dict[str, np.ndarray]:
         penalty = self._penalties(instances)
         return {**self._module.stack(instances).data, "penalty": penalty}
 
-    # -- the two kinds of construction behind one interface -------------------------------
-    def _start(self, data):
-        s = self._problem.init(data)
-        return self._problem.advance(data, s) if self._events else s
-
-    def _after(self, data, s, choice):
-        s = self._problem.apply(data, s, choice)
-        return self._problem.advance(data, s) if self._events else s
-
     def _pending(self, data, s) -> Pending:
-        live = ~s["done"]
-        if self._events:
-            role = s["role"]
-            picked = self._problem.candidates(data, s)
-            masks = tuple(m & (role == k) & live for k, (m, _) in enumerate(picked))
-            costs = tuple(c for _, c in picked)
-            can_skip = jnp.bool_(False)  # neither event benchmark lets a role skip
-        else:
-            d = self._problem.decision(data, s)
-            role = d.role
-            masks = tuple(d.mask & (role == k) & live for k in range(len(ROLES)))
-            costs = (d.cost,) * len(ROLES)
-            can_skip = d.can_skip
+        """The problem's pending decision, with no candidate once done, and ``-1`` valid
+        also when no role has a candidate (as ``cheapest`` says)."""
+        p = self._problem.pending(data, s)
+        masks = tuple(m & ~s["done"] for m in p.masks)
         deciding = jnp.stack([m.any() for m in masks]).any()
-        return Pending(jnp.asarray(role, jnp.int32), masks, costs, can_skip | ~deciding)
+        return Pending(jnp.asarray(p.role, jnp.int32), masks, p.costs, p.can_skip | ~deciding)
 
     def _observe(self, data, s, pending: Pending) -> dict[str, dict[str, Any]]:
         obs = self._problem.observe(data, s, pending.masks)
@@ -116,7 +83,7 @@ class ConstructiveFunctionalEnv(FunctionalEnv):
     # -- the contract ------------------------------------------------------------------
     def reset(self, key, params):
         params = jax.tree.map(jnp.asarray, params)  # numpy params work outside jit too
-        s = self._start(params)
+        s = self._problem.start(params)
         score = jnp.zeros((), params["penalty"].dtype)  # as the numpy env: the first reward is the first score
         return self._observe(params, s, self._pending(params, s)), ConstructState(s, score)
 
@@ -129,14 +96,12 @@ class ConstructiveFunctionalEnv(FunctionalEnv):
         choice, refused = jnp.int32(-1), jnp.bool_(False)
         for k, r in enumerate(ROLES):
             j, mask = as_id(r, actions[r]), pending.masks[k]
-            n = mask.shape[0]
-            valid = jnp.where(j == -1, pending.can_skip, (j >= 0) & (j < n) & mask[jnp.clip(j, 0, n - 1)])
-            fallback = jnp.where(mask.any(), je.first_min(mask, pending.costs[k]), -1)
-            wait = jnp.where(pending.can_skip, -1, fallback)
+            valid = is_valid(mask, pending.can_skip, j)
+            wait = jnp.where(pending.can_skip, -1, first_min_or_skip(mask, pending.costs[k]))
             mine = live & (pending.role == k)
             choice = jnp.where(mine, jnp.where(valid, j, wait), choice)
             refused = refused | (mine & ~valid)
-        moved = self._after(params, s, choice)
+        moved = self._problem.commit(params, s, choice)
         score = self._sign * self._problem.objective(params, moved)
         n_refused = refused.astype(jnp.int32)
         reward = score - state.score - params["penalty"] * n_refused

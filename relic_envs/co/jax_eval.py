@@ -1,9 +1,11 @@
 """The JAX batch evaluators of the combinatorial benchmarks (needs ``pip install 'relic-envs[jax]'``).
 
 All decisions of a batch of same-size instances run in one compiled program
-(``jit(vmap(...))``); the shared decision loops live in
-:mod:`relic_envs.co._jax_construct` (HMTSP, FSTSP: turn order, skips, repairs) and
-:mod:`relic_envs.co._jax_events` (FJAGV, MRCPS: event time). Paper interface only.
+(``jit(vmap(...))`` or one batched loop); the one shared decision loop lives in
+:mod:`relic_envs.co._jax_decisions` (turn order, skips, repairs), which the routing
+benchmarks reach through :mod:`relic_envs.co._jax_construct` (HMTSP, FSTSP: one decision
+at a time) and the scheduling ones through :mod:`relic_envs.co._jax_events` (FJAGV, MRCPS:
+event time). Paper interface only.
 
 **The contract** of a per-benchmark module ``relic_envs/co/<name>/jax_eval.py``:
 
@@ -89,7 +91,7 @@ class JaxResult:
     objectives: np.ndarray  # (B,) raw objective (minimised; score = -objective)
     repairs: np.ndarray  # (B, 3) repaired answers per role A, B, C
     steps: np.ndarray  # (B,) decisions taken
-    outcome: Any  # the module's full Outcome (e.g. ``solution`` arrays of routes, sorties, schedules)
+    outcome: Any  # the module's full Outcome (``result``, alias ``solution`` / ``schedule``: routes, sorties, schedules)
 
 
 def evaluate(name: str, policies: Mapping[str, Callable], instances: Sequence[Instance], *,

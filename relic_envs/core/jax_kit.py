@@ -55,15 +55,16 @@ def stack_arrays(per_instance: Sequence[Mapping[str, Any]]) -> dict[str, np.ndar
 
 
 def integer_answer(role: str, value: Any, shape: tuple[int, ...], what: str) -> Any:
-    """``value`` as an array once its shape is ``shape`` and its dtype an integer one, else
-    :class:`InvalidReturn` (``"shape"`` or ``"dtype"``). Checked when the policy is traced:
-    under ``jit`` a JAX policy's answer has a static shape and dtype."""
+    """``value`` (a JAX policy's answer, or an action given to a functional env's ``step``) as
+    an array once its shape is ``shape`` and its dtype an integer one, else
+    :class:`InvalidReturn` (``"shape"`` or ``"dtype"``). Checked at trace time: under
+    ``jit`` an answer has a static shape and dtype."""
     value = jnp.asarray(value)
     if value.shape != shape:
-        expected = "a scalar" if shape == () else f"shape {shape}"
-        raise InvalidReturn("shape", f"JAX policy for role {role} must return {expected} {what}, got shape {value.shape}")
+        expected = "a scalar" if shape == () else f"of shape {shape}:"
+        raise InvalidReturn("shape", f"role {role}'s answer must be {expected} {what}, got shape {value.shape}")
     if not jnp.issubdtype(value.dtype, jnp.integer):
-        raise InvalidReturn("dtype", f"JAX policy for role {role} must return an integer {what}, got {value.dtype}")
+        raise InvalidReturn("dtype", f"role {role}'s answer must be an integer {what}, got {value.dtype}")
     return value
 
 

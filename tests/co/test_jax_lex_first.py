@@ -1,4 +1,4 @@
-"""``co._jax_events.lex_first`` (one variadic reduction) picks what the numpy seeds'
+"""``co._jax_decisions.lex_first`` (one variadic reduction) picks what the numpy seeds'
 ``ids[np.lexsort((..., secondary, primary))[0]]`` picks, ties and empty masks included."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 jax = pytest.importorskip("jax")
 
-from relic_envs.co._jax_events import lex_first  # noqa: E402
+from relic_envs.co._jax_decisions import lex_first  # noqa: E402
 
 
 def numpy_lex_first(mask, keys):

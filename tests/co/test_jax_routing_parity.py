@@ -17,7 +17,7 @@ from relic_envs.seeds import seed_team
 jax = pytest.importorskip("jax")
 
 from relic_envs.co import jax_eval  # noqa: E402
-from relic_envs.co._jax_construct import jnp  # noqa: E402
+from relic_envs.co._jax_decisions import jnp  # noqa: E402
 from relic_envs.co.fstsp import jax_eval as fstsp_jax  # noqa: E402
 from relic_envs.co.fstsp.generator import FSTSPRegime  # noqa: E402
 from relic_envs.co.hmtsp import jax_eval as hmtsp_jax  # noqa: E402
@@ -159,25 +159,19 @@ def test_dispatcher_names_what_is_missing(monkeypatch):
 @pytest.mark.parametrize("team", ["seed", "chaos"])
 @pytest.mark.parametrize("name", ROUTING)
 def test_batched_loop_equals_per_instance_loop(name, team, bound):
-    """``_jax_construct.rollout_batch`` (one loop over the batch, repairs behind a
-    batch-level cond) against ``vmap(rollout_one)``: equal objectives, counts and
+    """``_jax_decisions.rollout_batch`` (one loop over the batch in rounds, repairs behind
+    a batch-level cond) against ``vmap(rollout_one)``: equal objectives, counts and
     solutions, also where the decision bound stops constructions early (FSTSP's instances
     also finish at different decisions)."""
-    from relic_envs.co import _jax_construct as jc
-    from relic_envs.co import _jax_events as je
+    from relic_envs.co import _jax_decisions as jd
 
     policies = jax_eval.seed_jax_team(name) if team == "seed" else chaos_team(jnp)
     problem = (hmtsp_jax if name == "hmtsp" else fstsp_jax).PROBLEM
     data = jax_eval.stack(name, [small_instance(name, seed, lattice=seed % 2 == 1) for seed in range(SMALL_BATCH)]).data
     with jax.enable_x64(True):
-        cap = bound or problem.max_steps(je._first(data))
-        batched = jax.jit(lambda d: jc.rollout_batch(problem, policies, d, cap))(data)
-        problem_bound = type(problem).max_steps
-        try:
-            type(problem).max_steps = lambda self, d: cap
-            alone = jax.jit(jax.vmap(lambda d: jc.rollout_one(problem, policies, d)))(data)
-        finally:
-            type(problem).max_steps = problem_bound
+        cap = bound or problem.max_decisions(jd._first(data))
+        batched = jax.jit(lambda d: jd.rollout_batch(problem, policies, d, cap))(data)
+        alone = jax.jit(jax.vmap(lambda d: jd.rollout_one(problem, policies, d, cap)))(data)
     if name == "fstsp" and not bound:  # HMTSP takes the same number of decisions on every instance of a size
         assert len(set(np.asarray(alone.steps).tolist())) > 1, "the instances should finish at different decisions"
     for got, want in zip(jax.tree.leaves(batched), jax.tree.leaves(alone)):

@@ -100,19 +100,19 @@ def test_invalid_ids_are_repaired_like_numpy(name):
 @pytest.mark.parametrize("bound", [7, None])
 @pytest.mark.parametrize("team", ["seeds", "scramble"])
 def test_batched_loop_equals_per_instance_loop(team, bound):
-    """``rollout_batch`` (one loop over the batch, repairs behind a batch-level cond, no
+    """``rollout_batch`` (one loop over the batch in free order, repairs behind a batch-level cond, no
     freeze) against ``vmap(rollout_one)``: equal objectives, counts and schedules, also
     where the decision bound stops constructions early (finished and stopped instances
     must both idle). Instances of one size finish at different decisions."""
-    from relic_envs.co import _jax_events as je
+    from relic_envs.co import _jax_decisions as jd
 
     policies = fjagv_jax.seed_policies() if team == "seeds" else {r: _scramble_jax for r in ROLES}
     problem = fjagv_jax.PROBLEM
     data = fjagv_jax.stack(generated("fjagv", SMALL["fjagv"], 4, seed=5)).data
     with jax.enable_x64(True):
-        cap = bound or problem.max_decisions(je._first(data))
-        batched = jax.jit(lambda d: je.rollout_batch(problem, policies, d, cap))(data)
-        alone = jax.jit(jax.vmap(lambda d: je.rollout_one(problem, policies, d, cap)))(data)
+        cap = bound or problem.max_decisions(jd._first(data))
+        batched = jax.jit(lambda d: jd.rollout_batch(problem, policies, d, cap))(data)
+        alone = jax.jit(jax.vmap(lambda d: jd.rollout_one(problem, policies, d, cap)))(data)
     steps = np.asarray(alone.steps)
     assert len(set(steps.tolist())) > 1 or bound, "the instances should finish at different decisions"
     for got, want in zip(jax.tree.leaves(batched), jax.tree.leaves(alone)):

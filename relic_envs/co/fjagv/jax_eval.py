@@ -3,7 +3,7 @@
 The same event rule as :class:`relic_envs.co.fjagv.simulator.State` (A for the lowest
 ready unassigned operation, then C for the lowest free AGV while requests are pending,
 then B for the lowest free machine with a queue; otherwise jump to the next completion
-or delivery), run by :mod:`relic_envs.co._jax_events`. Bound: at most one A, one C and
+or delivery), run by :mod:`relic_envs.co._jax_decisions`. Bound: at most one A, one C and
 one B decision per operation, ``3 N`` decisions. Processing times are integers, so the
 machine backlogs (sums of them) are exact in any summation order; schedules match numpy
 bit for bit in float64, the objective up to the summation order of its tardiness sum.
@@ -21,18 +21,20 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from relic_envs.co import _jax_decisions as jd
 from relic_envs.co import _jax_events as je
-from relic_envs.co._jax_events import jnp
+from relic_envs.co._jax_decisions import jnp
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.fjagv.simulator import TARDINESS_WEIGHT, TRAVEL_WEIGHT
 from relic_envs.core.jax_select import first_true
 
 ROLE_A, ROLE_B, ROLE_C = 0, 1, 2
-NONE = je.NONE  # the pending role once the construction is complete
+NONE = jd.NONE  # the pending role once the construction is complete
 
 
 class FJAGVJax(je.JaxEventProblem):
     name = "fjagv"
+    batched_loop = True  # one loop over the batch, free order (JaxDecisionProblem.batched_loop)
 
     def shape(self, instance: FJAGVInstance):
         return instance.proc.shape + (int(instance.n_agvs),)
@@ -228,35 +230,35 @@ class FJAGVJax(je.JaxEventProblem):
         # A assigns machine `choice` to operation x, and its successor learns where its
         # material will be; B's start sets its successor's ready time (read only once the
         # successor is ready, which it becomes at that finish).
-        machine = je.put(s["machine"], op, choice, on_a)
-        source = je.put(s["source"], op + 1, choice + 1, on_a & successor)
-        ready_at = je.put(s["ready_at"], op + 1, finish_b, on_b & successor)
+        machine = jd.put(s["machine"], op, choice, on_a)
+        source = jd.put(s["source"], op + 1, choice + 1, on_a & successor)
+        ready_at = jd.put(s["ready_at"], op + 1, finish_b, on_b & successor)
         src, dst = source[op_c], machine[op_c] + 1
         same = src == choice + 1  # A: no trip when the material is already there
         # C: AGV x carries request `choice`.
         empty, loaded = data["tt"][s["agv_pos"][jnp.clip(x, 0, s["agv_pos"].shape[0] - 1)], src], data["tt"][src, dst]
         arrive = s["t"] + empty + loaded
-        delivered = je.put(s["delivered"], op, ready_at[op_c], on_a & same)
-        delivered = je.put(delivered, op, arrive, on_c)
-        requested = je.put(je.put(s["requested"], op, True, on_a & ~same), op, False, on_c)
+        delivered = jd.put(s["delivered"], op, ready_at[op_c], on_a & same)
+        delivered = jd.put(delivered, op, arrive, on_c)
+        requested = jd.put(jd.put(s["requested"], op, True, on_a & ~same), op, False, on_c)
         machines = jnp.arange(m)
         backlog = jnp.where(on_a & (machines == m_a), s["backlog"] + pt_a, s["backlog"])
         backlog = jnp.where(on_b & (machines == m_b), backlog - data["pt"][op_c, m_b], backlog)
         # A's in-place delivery and C's trip add one to the operation's machine, B's start removes one.
         added = (machines == machine[op_c]) & ((on_a & same) | on_c)
         pending = s["pending"] + added.astype(jnp.int32) - (on_b & (machines == m_b)).astype(jnp.int32)
-        queued_at = je.put(s["queued_at"], op, delivered[op_c], (on_a & same) | on_c)
-        queued_at = je.put(queued_at, op, jnp.inf, on_b)
+        queued_at = jd.put(s["queued_at"], op, delivered[op_c], (on_a & same) | on_c)
+        queued_at = jd.put(queued_at, op, jnp.inf, on_b)
         return {
             **s, "machine": machine, "source": source, "ready_at": ready_at, "delivered": delivered,
             "requested": requested, "queued_at": queued_at, "backlog": backlog, "pending": pending,
-            "agv_of": je.put(s["agv_of"], op, x, on_c), "agv_free_at": je.put(s["agv_free_at"], x, arrive, on_c),
-            "agv_pos": je.put(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
-            "start": je.put(s["start"], op, s["t"], on_b), "finish": je.put(s["finish"], op, finish_b, on_b),
-            "started": s["started"] + on_b.astype(jnp.int32), "machine_free_at": je.put(s["machine_free_at"], x, finish_b, on_b),
-            "ready_key": je.put(je.put(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & successor),
-            "loaded_trip": je.put(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
-            "proc": je.put(s["proc"], op, pt_a, on_a),
+            "agv_of": jd.put(s["agv_of"], op, x, on_c), "agv_free_at": jd.put(s["agv_free_at"], x, arrive, on_c),
+            "agv_pos": jd.put(s["agv_pos"], x, dst, on_c), "d_agv": jnp.where(on_c, s["d_agv"] + (empty + loaded), s["d_agv"]),
+            "start": jd.put(s["start"], op, s["t"], on_b), "finish": jd.put(s["finish"], op, finish_b, on_b),
+            "started": s["started"] + on_b.astype(jnp.int32), "machine_free_at": jd.put(s["machine_free_at"], x, finish_b, on_b),
+            "ready_key": jd.put(jd.put(s["ready_key"], op, jnp.inf, on_a), op + 1, finish_b, on_b & successor),
+            "loaded_trip": jd.put(s["loaded_trip"], op, data["tt"][src, choice + 1], on_a),
+            "proc": jd.put(s["proc"], op, pt_a, on_a),
             "open_requests": s["open_requests"] + (on_a & ~same).astype(jnp.int32) - on_c.astype(jnp.int32),
         }
 
@@ -268,7 +270,7 @@ class FJAGVJax(je.JaxEventProblem):
         tardy = jnp.where(last, data["weight"][data["job"]] * jnp.maximum(s["finish"] - data["due"][data["job"]], 0.0), 0.0)
         return cmax + TARDINESS_WEIGHT * tardy.sum() + TRAVEL_WEIGHT * s["d_agv"]
 
-    def schedule(self, data, s):
+    def result(self, data, s):
         keys = ("machine", "delivered", "start", "finish", "agv_of", "d_agv")
         return {k: s[k] for k in keys}
 
@@ -278,7 +280,7 @@ def _obs(mask, x, view):
     deciding = mask.any()
     (index, ids), *rest = view.items()
     out = {index: jnp.where(deciding, x, -1).astype(jnp.int32), ids: mask.astype(jnp.int8)}
-    out.update({name: je.aligned(mask, values) for name, values in rest})
+    out.update({name: jd.aligned(mask, values) for name, values in rest})
     out["action_mask"] = jnp.concatenate([(~deciding)[None], mask]).astype(jnp.int8)
     return out
 
@@ -286,14 +288,14 @@ def _obs(mask, x, view):
 PROBLEM = FJAGVJax()
 
 
-def stack(instances: Sequence[FJAGVInstance]) -> je.Batch:
+def stack(instances: Sequence[FJAGVInstance]) -> jd.Batch:
     """Stack same-size FJAGV instances for :func:`evaluator`."""
-    return je.stack(PROBLEM, instances)
+    return jd.stack(PROBLEM, instances)
 
 
 def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
     """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
-    return je.make_evaluator(PROBLEM, policies, x64=x64)
+    return jd.make_evaluator(PROBLEM, policies, x64=x64)
 
 
 def seed_policies() -> dict[str, Callable]:

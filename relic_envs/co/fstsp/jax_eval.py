@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from relic_envs.co import _jax_construct as jc
-from relic_envs.co._jax_construct import jnp
+from relic_envs.co import _jax_decisions as jd
+from relic_envs.co._jax_decisions import jax, jnp
 from relic_envs.co.fstsp.generator import FSTSPInstance
 from relic_envs.co.fstsp.simulator import DISTANCE_WEIGHT, STAGE_A, STAGE_B, STAGE_C
 
@@ -35,10 +36,10 @@ class FSTSPJax(jc.JaxConstructProblem):
     def shape(self, instance):
         return (instance.n_customers,)
 
-    def max_steps(self, data):
+    def max_decisions(self, data):
         return 3 * (data["eligible"].shape[0] - 1)
 
-    def init(self, data):
+    def start(self, data):
         nodes = data["eligible"].shape[0]
         zero = jnp.zeros((), data["vt"].dtype)
         s = {"unserved": jnp.ones(nodes, bool).at[0].set(False), "cur": jnp.int32(0), "t": zero, "d_truck": zero,
@@ -56,13 +57,13 @@ class FSTSPJax(jc.JaxConstructProblem):
         dist, u, a = data["dist"], s["cur"], s["a"]
         ac = jnp.maximum(a, 0)
         meet = jnp.maximum(dist[u] / data["vt"], (dist[u, ac] + dist[ac]) / data["vd"])
-        sortie = jc.put(s["unserved"], ac, False) & (meet <= data["endurance"])
+        sortie = jd.put(s["unserved"], ac, False) & (meet <= data["endurance"])
         return jnp.where(a == SKIP, s["unserved"], sortie)
 
     def etas(self, data, s):
         dist, u, a, b = data["dist"], s["cur"], jnp.maximum(s["a"], 0), s["b"]
         bc = jnp.maximum(b, 0)
-        via_b = jc.put((dist[u, bc] + dist[bc]) / data["vt"], bc, dist[u, bc] / data["vt"])
+        via_b = jd.put((dist[u, bc] + dist[bc]) / data["vt"], bc, dist[u, bc] / data["vt"])
         truck = jnp.where(b == SKIP, dist[u] / data["vt"], via_b)
         drone = (dist[u, a] + dist[a]) / data["vd"]
         return truck, drone
@@ -70,11 +71,11 @@ class FSTSPJax(jc.JaxConstructProblem):
     def recovery_candidates(self, data, s):
         b, ac, bc = s["b"], jnp.maximum(s["a"], 0), jnp.maximum(s["b"], 0)
         first = jnp.where(b != SKIP, b, s["cur"])
-        others = jc.put(s["unserved"], ac, False)
+        others = jd.put(s["unserved"], ac, False)
         others = others & ((jnp.arange(others.shape[0]) != bc) | (b == SKIP))
-        others = jc.put(others, 0, True, ~others.any())  # the last sortie may end at the depot
+        others = jd.put(others, 0, True, ~others.any())  # the last sortie may end at the depot
         truck, drone = self.etas(data, s)
-        return jc.put(others & (jnp.maximum(truck, drone) <= data["endurance"]), first, True)
+        return jd.put(others & (jnp.maximum(truck, drone) <= data["endurance"]), first, True)
 
     # -- the construction ----------------------------------------------------------------
     def decision(self, data, s, role=None):
@@ -96,15 +97,15 @@ class FSTSPJax(jc.JaxConstructProblem):
         a_ids, b_ids, c_ids = masks
         endurance = data["endurance"]
         return {
-            "A": {"candidate_ids": a_ids.astype(jnp.int8), "drone_roundtrip_times": jc.aligned(a_ids, 2 * dist[u] / data["vd"]),
-                  "truck_detours": jc.aligned(a_ids, 2 * dist[u] / data["vt"]), "endurance": endurance},
+            "A": {"candidate_ids": a_ids.astype(jnp.int8), "drone_roundtrip_times": jd.aligned(a_ids, 2 * dist[u] / data["vd"]),
+                  "truck_detours": jd.aligned(a_ids, 2 * dist[u] / data["vt"]), "endurance": endurance},
             "B": {"current": u, "candidate_ids": b_ids.astype(jnp.int8), "truck_distances": dist[u],
                   "drone_customer": s["a"]},  # numpy shows B the pending a at every stage
-            "C": {"candidate_ids": c_ids.astype(jnp.int8), "truck_etas": jc.aligned(c_ids, truck),
-                  "drone_etas": jc.aligned(c_ids, drone), "endurance": endurance},
+            "C": {"candidate_ids": c_ids.astype(jnp.int8), "truck_etas": jd.aligned(c_ids, truck),
+                  "drone_etas": jd.aligned(c_ids, drone), "endurance": endurance},
         }
 
-    def apply(self, data, s, choice, role=None):
+    def commit(self, data, s, choice, role=None):
         stage = s["stage"]
         a = jnp.where(stage == STAGE_A, choice, s["a"])
         b = jnp.where(stage == STAGE_B, choice, s["b"])
@@ -137,22 +138,22 @@ class FSTSPJax(jc.JaxConstructProblem):
         s = self._serve(s, ac, 1, s["t"] + dist[u, ac] / vd, a != SKIP)
         t = s["t"] + jnp.maximum(leg / vt, drone)
         d_truck = s["d_truck"] + leg
-        epochs = jc.put(s["epochs"], s["n_epochs"], jnp.stack([u, a, b, r]).astype(s["epochs"].dtype))
+        epochs = jd.put(s["epochs"], s["n_epochs"], jnp.stack([u, a, b, r]).astype(s["epochs"].dtype))
         done = ~s["unserved"].any()
         return {**s, "t": jnp.where(done, t + dist[r, 0] / vt, t), "d_truck": jnp.where(done, d_truck + dist[r, 0], d_truck),
                 "epochs": epochs, "n_epochs": s["n_epochs"] + 1, "cur": jnp.where(done, 0, r).astype(s["cur"].dtype),
                 "a": jnp.int32(SKIP), "b": jnp.int32(SKIP), "stage": jnp.int32(STAGE_A), "done": done}
 
     def _serve(self, s, node, vehicle, when, on):
-        return {**s, "unserved": jc.put(s["unserved"], node, False, on),
-                "served_by": jc.put(s["served_by"], node - 1, vehicle, on),
-                "served_at": jc.put(s["served_at"], node - 1, when, on)}
+        return {**s, "unserved": jd.put(s["unserved"], node, False, on),
+                "served_by": jd.put(s["served_by"], node - 1, vehicle, on),
+                "served_at": jd.put(s["served_at"], node - 1, when, on)}
 
     def objective(self, data, s):
         back = jnp.where(s["done"], 0.0, data["dist"][s["cur"], 0])
         return s["t"] + back / data["vt"] + DISTANCE_WEIGHT * (s["d_truck"] + back)
 
-    def solution(self, data, s):
+    def result(self, data, s):
         sorties = ((s["epochs"][:, 1] != SKIP) & (jnp.arange(s["epochs"].shape[0]) < s["n_epochs"])).sum()
         return {"epochs": s["epochs"], "n_epochs": s["n_epochs"], "served_by": s["served_by"],
                 "served_at": s["served_at"], "sorties": sorties}
@@ -160,7 +161,7 @@ class FSTSPJax(jc.JaxConstructProblem):
 
 def jax_select(on, new, old):
     """``new`` where ``on`` else ``old``, leaf by leaf (a branch-free ``if``)."""
-    return jc.jax.tree_util.tree_map(lambda x, y: jnp.where(on, x, y), new, old)
+    return jax.tree_util.tree_map(lambda x, y: jnp.where(on, x, y), new, old)
 
 
 PROBLEM = FSTSPJax()
@@ -172,14 +173,14 @@ def epochs(solution: Mapping[str, np.ndarray], i: int) -> list[tuple[int, int, i
     return [tuple(int(x) for x in row) for row in rows]
 
 
-def stack(instances: Sequence[FSTSPInstance]) -> jc.Batch:
+def stack(instances: Sequence[FSTSPInstance]) -> jd.Batch:
     """Stack same-size FSTSP instances for :func:`evaluator`."""
-    return jc.stack(PROBLEM, instances)
+    return jd.stack(PROBLEM, instances)
 
 
 def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
     """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
-    return jc.make_evaluator(PROBLEM, policies, x64=x64)
+    return jd.make_evaluator(PROBLEM, policies, x64=x64)
 
 
 def seed_policies() -> dict[str, Callable]:

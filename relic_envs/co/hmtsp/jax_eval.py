@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from relic_envs.co import _jax_construct as jc
-from relic_envs.co._jax_construct import jnp
+from relic_envs.co import _jax_decisions as jd
+from relic_envs.co._jax_decisions import jnp
 from relic_envs.co.hmtsp.generator import VEHICLES, HMTSPInstance
 from relic_envs.co.hmtsp.simulator import BALANCE, EXCESS
 
@@ -20,7 +21,7 @@ from relic_envs.co.hmtsp.simulator import BALANCE, EXCESS
 class HMTSPJax(jc.JaxConstructProblem):
     name = "hmtsp"
     cyclic = True  # vehicle k = A, B, C decides turns k, k + 3, ... (skips and forced turns included)
-    batched_loop = True  # one loop over the batch (JaxConstructProblem.batched_loop)
+    batched_loop = True  # one loop over the batch (JaxDecisionProblem.batched_loop)
 
     def arrays(self, instance):
         svc = instance.service[:, instance.task_type]  # (3, N): s_{k, c(j)}; "back" (3, N): l(j, d_k)
@@ -31,10 +32,10 @@ class HMTSPJax(jc.JaxConstructProblem):
     def shape(self, instance):
         return (instance.n_customers,)
 
-    def max_steps(self, data):
+    def max_decisions(self, data):
         return 3 * data["task_type"].shape[0]
 
-    def init(self, data):
+    def start(self, data):
         n = data["task_type"].shape[0]
         zeros = jnp.zeros(VEHICLES, data["travel"].dtype)
         return {"cur": n + jnp.arange(VEHICLES), "lengths": zeros, "open": zeros, "count": jnp.zeros(VEHICLES, int),
@@ -59,19 +60,19 @@ class HMTSPJax(jc.JaxConstructProblem):
         out = {}
         for k, r in enumerate("ABC"):
             ids = masks[k]
-            obs = {"candidate_ids": ids.astype(jnp.int8), "candidate_costs": jc.aligned(ids, self.increment_row(data, s, k)),
+            obs = {"candidate_ids": ids.astype(jnp.int8), "candidate_costs": jd.aligned(ids, self.increment_row(data, s, k)),
                    "current": s["cur"][k]}
             if r == "A":
                 obs["budget_left"] = data["budget"][k] - s["lengths"][k]
             elif r == "B":
-                obs["task_types"] = jc.aligned(ids, data["task_type"].astype(data["budget"].dtype))
+                obs["task_types"] = jd.aligned(ids, data["task_type"].astype(data["budget"].dtype))
                 obs["route_cost"] = s["lengths"][k]
             else:
                 obs["team_route_costs"] = s["lengths"]
             out[r] = obs
         return out
 
-    def apply(self, data, s, choice, role=None):
+    def commit(self, data, s, choice, role=None):
         skips = jnp.where(choice >= 0, 0, s["skips"] + 1)
         forced = skips == VEHICLES  # every vehicle skipped its latest turn
         # The forced assignment is the row-major first minimum of the whole (3, N) table of
@@ -82,10 +83,10 @@ class HMTSPJax(jc.JaxConstructProblem):
         k_now = s["turn"]
         row = self.increment_row(data, s, k_now if role is None else role)  # role == turn wherever it counts
         free = s["vehicle"] < 0
-        j_now = jc.first_min(free, row)
-        row_best = jc.put(s["row_best"], k_now, jnp.where(free.any(), row[j_now], jnp.inf))
-        row_best_id = jc.put(s["row_best_id"], k_now, j_now)
-        k_forced = jc.first_min(jnp.ones(VEHICLES, bool), row_best)
+        j_now = jd.first_min(free, row)
+        row_best = jd.put(s["row_best"], k_now, jnp.where(free.any(), row[j_now], jnp.inf))
+        row_best_id = jd.put(s["row_best_id"], k_now, j_now)
+        k_forced = jd.first_min(jnp.ones(VEHICLES, bool), row_best)
         k = jnp.where(choice >= 0, k_now, k_forced)
         j = jnp.where(choice >= 0, choice, row_best_id[k_forced])
         s = self._append(data, s, k, j, (choice >= 0) | forced)
@@ -97,9 +98,9 @@ class HMTSPJax(jc.JaxConstructProblem):
         dist, n = data["dist"], data["task_type"].shape[0]
         opened = s["open"][k] + data["travel"][k] * dist[s["cur"][k], j] + data["svc"][k, j]
         length = opened + data["travel"][k] * dist[j, n + k]
-        return {**s, "open": jc.put(s["open"], k, opened, on), "lengths": jc.put(s["lengths"], k, length, on),
-                "cur": jc.put(s["cur"], k, j, on), "vehicle": jc.put(s["vehicle"], j, k, on),
-                "position": jc.put(s["position"], j, s["count"][k], on), "count": jc.put(s["count"], k, s["count"][k] + 1, on)}
+        return {**s, "open": jd.put(s["open"], k, opened, on), "lengths": jd.put(s["lengths"], k, length, on),
+                "cur": jd.put(s["cur"], k, j, on), "vehicle": jd.put(s["vehicle"], j, k, on),
+                "position": jd.put(s["position"], j, s["count"][k], on), "count": jd.put(s["count"], k, s["count"][k] + 1, on)}
 
     def objective(self, data, s):
         l = s["lengths"]  # noqa: E741 - the paper's L
@@ -107,7 +108,7 @@ class HMTSPJax(jc.JaxConstructProblem):
         excess = jnp.maximum(l - data["budget"], 0.0)
         return total + BALANCE * l.max() + EXCESS * (excess[0] + excess[1] + excess[2])
 
-    def solution(self, data, s):
+    def result(self, data, s):
         return {"vehicle": s["vehicle"], "position": s["position"], "lengths": s["lengths"], "forced": s["forced"]}
 
 
@@ -123,14 +124,14 @@ def routes(vehicle: np.ndarray, position: np.ndarray) -> list[list[int]]:
     return out
 
 
-def stack(instances: Sequence[HMTSPInstance]) -> jc.Batch:
+def stack(instances: Sequence[HMTSPInstance]) -> jd.Batch:
     """Stack same-size HMTSP instances for :func:`evaluator`."""
-    return jc.stack(PROBLEM, instances)
+    return jd.stack(PROBLEM, instances)
 
 
 def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
     """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
-    return jc.make_evaluator(PROBLEM, policies, x64=x64)
+    return jd.make_evaluator(PROBLEM, policies, x64=x64)
 
 
 def seed_policies() -> dict[str, Callable]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from relic_envs.co._jax_construct import first_min_or_skip, jnp
+from relic_envs.co._jax_decisions import first_min_or_skip, jnp
 from relic_envs.core.jax_policy import as_policy
 
 

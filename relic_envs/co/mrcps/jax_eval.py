@@ -2,7 +2,7 @@
 
 The same three nested decisions as :class:`relic_envs.co.mrcps.simulator.State` (A a
 project, B a schedulable task of it, C a free qualified worker; when nothing is
-schedulable, jump to the next completion), run by :mod:`relic_envs.co._jax_events`.
+schedulable, jump to the next completion), run by :mod:`relic_envs.co._jax_decisions`.
 Bound: exactly three decisions per task, ``3 N``. Which tasks have every predecessor
 complete changes only when time jumps (a task started now completes later), so it is
 kept in the state and recomputed at jumps only. Schedules match numpy bit for bit in
@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from relic_envs.co import _jax_decisions as jd
 from relic_envs.co import _jax_events as je
-from relic_envs.co._jax_events import jnp
+from relic_envs.co._jax_decisions import jax, jnp
 from relic_envs.co.mrcps.generator import MRCPSInstance
 from relic_envs.co.mrcps.simulator import EVENT_RTOL, LABOR_WEIGHT, MAKESPAN_WEIGHT, speed
 
@@ -83,7 +84,7 @@ class MRCPSJax(je.JaxEventProblem):
         def waiting(s):
             return ~(s["worker"] >= 0).all() & ~self._schedulable(data, s).any()
 
-        s = je.jax.lax.while_loop(waiting, lambda s: self._jump(data, s), s)
+        s = jax.lax.while_loop(waiting, lambda s: self._jump(data, s), s)
         return {**s, "done": (s["worker"] >= 0).all()}
 
     # -- the decision ----------------------------------------------------------------------
@@ -112,12 +113,12 @@ class MRCPSJax(je.JaxEventProblem):
         remaining = ((data["project"][:, None] == jnp.arange(data["due"].shape[0])) & (s["worker"] < 0)[:, None]).sum(0)
         f = data["duration"].dtype
         obs = {
-            "A": {"project_ids": a.astype(jnp.int8), "due_dates": je.aligned(a, data["due"]),
-                  "remaining_task_counts": je.aligned(a, remaining.astype(f)), "t_now": s["t"]},
+            "A": {"project_ids": a.astype(jnp.int8), "due_dates": jd.aligned(a, data["due"]),
+                  "remaining_task_counts": jd.aligned(a, remaining.astype(f)), "t_now": s["t"]},
             "B": {"project_id": jnp.where(b.any(), s["project"], -1), "task_ids": b.astype(jnp.int8),
-                  "durations": je.aligned(b, data["duration"]), "successor_counts": je.aligned(b, data["successors"])},
+                  "durations": jd.aligned(b, data["duration"]), "successor_counts": jd.aligned(b, data["successors"])},
             "C": {"task_id": jnp.where(c.any(), s["task"], -1), "worker_ids": c.astype(jnp.int8),
-                  "skill_levels": je.aligned(c, self._levels(data, s["task"])), "worker_costs": je.aligned(c, data["cost"])},
+                  "skill_levels": jd.aligned(c, self._levels(data, s["task"])), "worker_costs": jd.aligned(c, data["cost"])},
         }
         for r, mask in zip("ABC", masks):
             obs[r]["action_mask"] = jnp.concatenate([(~mask.any())[None], mask]).astype(jnp.int8)
@@ -134,9 +135,9 @@ class MRCPSJax(je.JaxEventProblem):
         # of the old entry XLA copied five loop-carried (1024, N) buffers every cycle (0.294 ->
         # 0.25 s per batch-1024 evaluation).
         return {
-            **s, "worker": je.put(s["worker"], i, choice, on_c), "start": je.put(s["start"], i, s["t"], on_c),
-            "span": je.put(s["span"], i, span, on_c), "finish": je.put(s["finish"], i, finish, on_c),
-            "free_at": je.put(s["free_at"], w, finish, on_c),
+            **s, "worker": jd.put(s["worker"], i, choice, on_c), "start": jd.put(s["start"], i, s["t"], on_c),
+            "span": jd.put(s["span"], i, span, on_c), "finish": jd.put(s["finish"], i, finish, on_c),
+            "free_at": jd.put(s["free_at"], w, finish, on_c),
             "project": jnp.where(stage == STAGE_A, choice, jnp.where(on_c, -1, s["project"])).astype(jnp.int32),
             "task": jnp.where(stage == STAGE_B, choice, jnp.where(on_c, -1, s["task"])).astype(jnp.int32),
             "role": ((stage + 1) % 3).astype(jnp.int32),
@@ -151,7 +152,7 @@ class MRCPSJax(je.JaxEventProblem):
         tardy = (data["weight"] * jnp.maximum(c_p - data["due"], 0.0)).sum()
         return MAKESPAN_WEIGHT * c_p.max() + tardy + LABOR_WEIGHT * labor
 
-    def schedule(self, data, s):
+    def result(self, data, s):
         return {k: s[k] for k in ("worker", "start", "finish", "span")}
 
 
@@ -181,14 +182,14 @@ def _as_bits(flags, dtype):
 PROBLEM = MRCPSJax()
 
 
-def stack(instances: Sequence[MRCPSInstance]) -> je.Batch:
+def stack(instances: Sequence[MRCPSInstance]) -> jd.Batch:
     """Stack same-size MRCPS instances for :func:`evaluator`."""
-    return je.stack(PROBLEM, instances)
+    return jd.stack(PROBLEM, instances)
 
 
 def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
     """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
-    return je.make_evaluator(PROBLEM, policies, x64=x64)
+    return jd.make_evaluator(PROBLEM, policies, x64=x64)
 
 
 def seed_policies() -> dict[str, Callable]:

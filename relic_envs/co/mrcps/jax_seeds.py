@@ -2,14 +2,14 @@
 
 Same formulas and tie-breaking: each numpy seed takes ``ids[np.lexsort(...)[0]]`` over
 the candidate arrays (ascending ids, stable sort), which is
-:func:`~relic_envs.co._jax_events.lex_first` over the full-length masked arrays.
+:func:`~relic_envs.co._jax_decisions.lex_first` over the full-length masked arrays.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from relic_envs.co._jax_events import lex_first
+from relic_envs.co._jax_decisions import lex_first
 from relic_envs.core.jax_policy import as_policy
 
 
