@@ -18,10 +18,13 @@ def plot_history(dirs, out, seeds_mean: float | None = None, title: str | None =
         cfg, hist = meta["config"], meta["summary"]["history"]
         name = cfg["env"]
         per_update = cfg["n_envs"] * cfg["n_steps"]
-        line, = ax.plot(hist["env_steps"], hist["val_score"], "o-", ms=3, label=f"{cfg['algo'].upper()} validation (greedy)")
+        who = cfg["algo"].upper() + (f" seed {cfg['seed']}" if cfg.get("seed") else "")
+        if cfg.get("interface", "paper") != "paper":
+            who += f" ({cfg['interface']})"
+        line, = ax.plot(hist["env_steps"], hist["val_score"], "o-", ms=3, label=f"{who} validation (greedy)")
         xs = [u * per_update for u in hist["train_update"]]
         ax.plot(xs, hist["train_score"], "-", lw=0.8, alpha=0.5, color=line.get_color(),
-                label=f"{cfg['algo'].upper()} training episodes (sampled)")
+                label=f"{who} training episodes (sampled)")
     if seeds_mean is not None:
         ax.axhline(seeds_mean, color="grey", ls=":", label="seed team, validation set")
     ax.set_xlabel("env steps")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -46,6 +48,25 @@ def test_policy_in_pettingzoo_reproduces_functional_score(tmp_path, env):
     (result,) = relic_envs.rollout(env, team, [inst])
     assert result.valid
     assert result.score == pytest.approx(functional["score"], rel=1e-9, abs=1e-9)
+
+
+CHECKPOINTS = Path(__file__).resolve().parents[2] / "docs" / "images" / "rl" / "checkpoints"
+
+
+@pytest.mark.parametrize("name", ["mapp_ar_alt_ippo", "mas_st_alt_mappo"])
+def test_an_alternative_interface_checkpoint_plays_the_numpy_env_as_it_scored(name):
+    """A shipped checkpoint trained on the alternative interface knows its interface: played through
+    relic_envs.rollout on that interface it scores what the functional env gives."""
+    if not (CHECKPOINTS / name / "config.json").exists():
+        pytest.skip("needs the repository's checkpoints")
+    team = load(CHECKPOINTS / name)
+    assert team.interface == "alt"
+    regime = list(relic_envs.splits(team.env).test)[0]
+    inst = relic_envs.splits(team.env).test[regime][0]
+    functional = evaluate_checkpoint(team, instances={"one": [inst]})["one"]
+    assert functional["complete"] and functional["invalid"] == 0
+    (result,) = relic_envs.rollout(team.env, team, [inst], interface="alt")
+    assert result.valid and result.score == pytest.approx(functional["score"], rel=1e-9, abs=1e-9)
 
 
 def test_policy_plays_the_pettingzoo_env(tmp_path):
