@@ -3,8 +3,11 @@
     python benchmarks/rl_throughput.py [--env dgc mapp_pc ...] [--updates 3]
 
 Per benchmark, in one process: (1) the functional env alone, a uniformly random legal
-policy, ``lax.scan`` over ``--n-steps`` steps of ``vmap`` over ``--n-envs`` instances with the
-same automatic reset as the trainer; (2) the IPPO update without learning (``epochs=0``: the
+policy, ``lax.scan`` over ``--n-steps`` steps of ``vmap`` over ``--n-envs`` instances, a new
+training instance drawn where an episode ends; it resets by a ``vmap``-ped ``reset`` at every
+step (kept where an episode ended), where the trainer gathers first observations computed once:
+this column pays a reset per step that training does not (on HMTSP and FSTSP it measured
+below the next column); (2) the IPPO update without learning (``epochs=0``: the
 rollout with the networks choosing the actions, and GAE), which says how much of a training
 step is acting and how much is learning; (3) IPPO and MAPPO updates (rollout with the
 networks, GAE, 4 epochs x 4 minibatches of PPO) at the trainer's defaults. One env step =
