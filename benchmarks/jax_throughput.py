@@ -32,6 +32,7 @@ nothing else changes. On a GPU nothing changes either: the table says which devi
     python benchmarks/jax_throughput.py --env dgc --batches 1 64 1024 8192
     python benchmarks/jax_throughput.py --family mas co --host-devices 1
     python benchmarks/jax_throughput.py --env dgc --algorithm lsga-dsa
+    python benchmarks/jax_throughput.py --batches 262144 --distinct 1024 --no-f32   # a GPU's batch
 
 Prints a table; asserts nothing.
 """
@@ -73,6 +74,11 @@ def parse_args() -> argparse.Namespace:
                         help="XLA CPU devices to split each batch over (default: one per usable core; 1: XLA's "
                              "single CPU device); no effect where JAX runs on a GPU")
     parser.add_argument("--no-f32", action="store_true", help="skip the float32 column (halves the time)")
+    parser.add_argument("--distinct", type=int, default=0,
+                        help="build at most this many distinct instances and repeat them, on the device, up to the "
+                             "batch (0: every instance distinct). Generating and stacking 262,144 instances in numpy "
+                             "takes longer than timing them; the compiled program does the same work per instance "
+                             "whether or not two instances are equal")
     return parser.parse_args()
 
 
@@ -155,7 +161,7 @@ def jax_evaluator(name: str, algorithm: str, instances: list, x64: bool) -> tupl
             from relic_envs.dcop import jax_eval
 
             batch, run = jax_eval.stack(name, instances), jax_eval.evaluator(name, dsa_jax_team(), x64=x64)
-        return run, batch, lambda out: np.full(len(instances), SWEEPS)
+        return run, batch, lambda out: np.full(np.shape(out[0])[0], SWEEPS)  # out: (costs, valid, x)
     if family == "mapp":
         from relic_envs.mapp import jax_eval
         from relic_envs.mapp.jax_seeds import seed_jax_team
@@ -169,16 +175,23 @@ def jax_evaluator(name: str, algorithm: str, instances: list, x64: bool) -> tupl
     return jax_eval.evaluator(name, seed_jax_team(name), x64=x64), batch, lambda out: np.asarray(out.steps)
 
 
-def place(batch):
+def place(batch, size: int):
     """``batch`` on the device, once, before the timed calls (as the learner, which scores
     many teams on one batch, and an RL loop keep it), split over the host devices as the
-    evaluators split it (``relic_envs.core.jax_devices.batch_sharding``)."""
+    evaluators split it (``relic_envs.core.jax_devices.batch_sharding``). A batch of fewer
+    than ``size`` instances is repeated up to ``size`` on the device (``--distinct``), so
+    the host never holds the large batch."""
     import jax
+    import jax.numpy as jnp
 
     from relic_envs.core.jax_devices import batch_sharding
 
-    size = len(jax.tree.leaves(batch.data)[0])
-    return batch._replace(data=jax.device_put(dict(batch.data), batch_sharding(size)))
+    data = jax.device_put(dict(batch.data))
+    have = len(jax.tree.leaves(data)[0])
+    if have < size:
+        reps = -(-size // have)
+        data = jax.tree.map(lambda a: jnp.concatenate([a] * reps)[:size], data)
+    return batch._replace(data=jax.device_put(data, batch_sharding(size)), size=size)
 
 
 def cpu_seconds() -> float:
@@ -186,7 +199,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int):
+def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int, size: int):
     """``(best seconds per batch, compile seconds, XLA MB, steps per instance, CPU/wall)``.
 
     CPU/wall is the process's CPU time over the wall time of the steady-state calls: about
@@ -196,7 +209,7 @@ def time_jax(name: str, algorithm: str, instances: list, x64: bool, repeats: int
 
     run, batch, steps_of = jax_evaluator(name, algorithm, instances, x64)
     with jax.enable_x64(x64):
-        batch = place(batch)
+        batch = place(batch, size)
     start = time.perf_counter()
     out = run(batch)  # compiles
     first = time.perf_counter() - start
@@ -238,17 +251,17 @@ def main() -> None:
     print("-" * len(header))
     for name in names:
         for size in args.batches:
-            instances = instances_for(name, args.size, size)
+            instances = instances_for(name, args.size, min(size, args.distinct or size))
             loop = instances[: min(size, args.loop_cap)]
             a, _ = env_loop_rate(name, args.algorithm, loop)
             b, ref_steps = reference_rate(name, args.algorithm, loop)
-            t64, compile64, mb64, steps, cores = time_jax(name, args.algorithm, instances, True, args.repeats)
+            t64, compile64, mb64, steps, cores = time_jax(name, args.algorithm, instances, True, args.repeats, size)
             if not np.array_equal(steps[: len(loop)], ref_steps):  # a speed table of a wrong evaluator is worthless
                 raise SystemExit(f"{name}: JAX and numpy episode lengths differ: run the family's parity tests")
             c64 = steps.sum() / t64
             c32_rate, c32_ratio = "-", "-"  # --no-f32: not measured
             if not args.no_f32:
-                t32, *_ = time_jax(name, args.algorithm, instances, False, args.repeats)
+                t32, *_ = time_jax(name, args.algorithm, instances, False, args.repeats, size)
                 c32 = steps.sum() / t32
                 c32_rate, c32_ratio = f"{c32:.3g}", f"{c32 / a:.0f}"
             print(f"{name:<12} | {UNIT[FAMILY_OF[name]]:<8} | {size:>5} | {steps.mean():>10.1f} | {a:>12.3g} | "
