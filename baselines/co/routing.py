@@ -56,15 +56,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from baselines._ortools import routing as _routing
-from baselines._test_splits import TestSplitCache, by_size
+from baselines._test_splits import TestSplitCache, by_size, load_cache_as, machine_note, solve_test_splits, write_meta
 from relic_envs.co.fstsp import simulator as fsim
 from relic_envs.co.fstsp.generator import FSTSPInstance
 from relic_envs.co.hmtsp import simulator as hsim
 from relic_envs.co.hmtsp.generator import VEHICLES, HMTSPInstance
-from relic_envs.core.references import load_results, reference_path, save_results
+from relic_envs.core.references import reference_path, save_results
 from relic_envs.errors import InvalidConfig
 
 BENCHMARKS = ("hmtsp", "fstsp")
@@ -247,6 +246,18 @@ class ReferenceCache(TestSplitCache):
         return unpad_routes(self.meta["benchmark"], self.results[regime]["routes"][i])
 
 
+def _solve_test_instance(benchmark: str, instance, time_limit: float, hint: str | None) -> RoutingResult:
+    """HMTSP (from the routes of classical row ``hint`` when given) or FSTSP's truck tour."""
+    if benchmark == "fstsp":
+        return solve_truck_tsp(instance, time_limit=time_limit)
+    start_routes = None
+    if hint is not None:
+        from baselines.co.routing_hmtsp import solve as classical
+
+        start_routes = classical(instance, hint)
+    return solve_hmtsp(instance, time_limit=time_limit, hint=start_routes)
+
+
 def write_cache(
     benchmark: str,
     *,
@@ -260,60 +271,28 @@ def write_cache(
     ``hint`` (HMTSP only) names a classical row of :mod:`baselines.co.routing_hmtsp`
     (e.g. ``"ci+2opt+relocate"``) whose routes start the search.
     """
-    import os
-
-    import ortools
-
     from relic_envs.core.splits import splits
 
     _check_name(benchmark)
-    load = os.getloadavg()[0]
     if hint is not None and benchmark != "hmtsp":
         raise InvalidConfig(f"hint: only HMTSP searches start from a classical solution, got benchmark {benchmark!r}")
-    results: dict[str, dict[str, np.ndarray]] = {}
-    for regime, instances in splits(benchmark).test.items():
-        solved = []
-        for inst in tqdm(instances, desc=f"or-tools {benchmark} {regime}", disable=not progress):
-            if benchmark == "hmtsp":
-                start_routes = None
-                if hint is not None:
-                    from baselines.co.routing_hmtsp import solve as classical
-
-                    start_routes = classical(inst, hint)
-                solved.append(solve_hmtsp(inst, time_limit=time_limit, hint=start_routes))
-            else:
-                solved.append(solve_truck_tsp(inst, time_limit=time_limit))
+    meta = write_meta(  # before solving: the machine's load at the start
+        benchmark, time_limit, 1, hint, solver="OR-Tools routing (pywrapcp)",
+        problem="HMTSP, exact objective (module doc)" if benchmark == "hmtsp" else "truck-only TSP (FSTSP upper bound)",
+        search=SEARCH if hint is None else f"{SEARCH}, started from {hint}", scale=SCALE, proven_optimal=False,
+        machine=machine_note())
+    results, solved = solve_test_splits(  # every field but the routes, which are padded below
+        benchmark, lambda inst: _solve_test_instance(benchmark, inst, time_limit, hint), FIELDS[1:], "or-tools", progress)
+    for regime, instances in splits(benchmark).test.items():  # routes first, as in FIELDS
         n = instances[0].n_customers
-        results[regime] = {
-            "routes": np.stack([pad_routes(benchmark, r.routes, n) for r in solved]),
-            "objective": np.array([r.objective for r in solved]),
-            "model_objective": np.array([r.model_objective for r in solved]),
-            "status": np.array([r.status for r in solved]),
-            "wall_time": np.array([r.wall_time for r in solved]),
-            "cpu_time": np.array([r.cpu_time for r in solved]),
-        }
-    meta = {
-        "benchmark": benchmark,
-        "split": "test",
-        "solver": "OR-Tools routing (pywrapcp)",
-        "problem": "HMTSP, exact objective (module doc)" if benchmark == "hmtsp" else "truck-only TSP (FSTSP upper bound)",
-        "search": SEARCH if hint is None else f"{SEARCH}, started from {hint}",
-        "time_limit_s": time_limit,
-        "workers": 1,
-        "scale": SCALE,
-        "hint": hint,
-        "ortools": ortools.__version__,
-        "proven_optimal": False,
-        "machine": f"{os.cpu_count()} CPU cores, load average {load:.1f} at the start (shared)",
-    }
+        results[regime] = {"routes": np.stack([pad_routes(benchmark, r.routes, n) for r in solved[regime]]), **results[regime]}
     save_results(path or cache_path(benchmark, hinted=hint is not None), results, meta)
     return ReferenceCache(results, meta)
 
 
 def load_cache(benchmark: str, path: Path | None = None, hinted: bool = False) -> ReferenceCache | None:
     """The cached routing-solver results of a benchmark's test splits, or ``None`` when absent."""
-    loaded = load_results(path or cache_path(benchmark, hinted))
-    return None if loaded is None else ReferenceCache(*loaded)
+    return load_cache_as(ReferenceCache, path or cache_path(benchmark, hinted))
 
 
 def summary(benchmark: str, cache: ReferenceCache) -> str:

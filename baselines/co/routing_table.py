@@ -28,7 +28,8 @@ import numpy as np
 
 from baselines.co import routing_fstsp as FS
 from baselines.co import routing_hmtsp as HM
-from baselines.co._rows import Row, paper_rows, row, team_row
+from baselines.co._rows import Row, paper_rows, row
+from baselines.co._teams import team_rows
 from baselines.co.routing import INSTALL_HINT, load_cache
 from relic_envs.co.fstsp import simulator as fsim
 from relic_envs.co.hmtsp import simulator as hsim
@@ -42,14 +43,10 @@ def _timed(fn, instances) -> tuple[list[float], float]:
 
 def build_rows(name: str, regime: str) -> list[Row]:
     """Every measured row of one benchmark and test size (module doc)."""
-    from relic_envs.case_studies import case_study_names, case_study_team
     from relic_envs.core.splits import splits
-    from relic_envs.seeds import seed_team
 
     instances = splits(name).test[regime]
-    rows = [team_row(name, "seed team", "seed programs, episode", seed_team(name), instances)]
-    if name in case_study_names():
-        rows.append(team_row(name, "case-study team", "paper's printed RELIC programs", case_study_team(name), instances))
+    rows = team_rows(name, instances)
     cache = load_cache(name)
     if name == "hmtsp":
         for method in HM.METHODS:
@@ -64,8 +61,7 @@ def build_rows(name: str, regime: str) -> list[Row]:
         ref = load_cache(name, hinted=hinted)
         if ref is None or regime not in ref.results:
             continue
-        res, meta = ref.results[regime], ref.meta
-        statuses = ", ".join(f"{s} {int((res['status'] == s).sum())}" for s in sorted(set(res["status"].tolist())))
+        res, meta, statuses = ref.results[regime], ref.meta, ref.status_text(regime)
         settings = f"GLS, {meta['time_limit_s']:g} s wall/inst" + (f", started from {meta['hint']}" if hinted else "")
         note = f"best found, not proven; cpu {res['cpu_time'].mean():.1f} s/inst; {statuses}"
         label = "OR-Tools routing" if name == "hmtsp" else "OR-Tools truck TSP (drone unused)"

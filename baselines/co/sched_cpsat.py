@@ -59,19 +59,27 @@ reaches depends on the CPU time it gets.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 
 from baselines._ortools import cp_model as _cp_model
-from baselines._test_splits import TestSplitCache, by_size, solve_test_splits
+from baselines._test_splits import (
+    TestSplitCache,
+    cached_summary,
+    cpsat_summary,
+    load_cache_as,
+    machine_note,
+    reference_main,
+    solve_test_splits,
+    write_meta,
+)
 from relic_envs.co.fjagv import simulator as fsim
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.mrcps import simulator as msim
 from relic_envs.co.mrcps.generator import MRCPSInstance
-from relic_envs.core.references import load_results, reference_path, save_results
+from relic_envs.core.references import reference_path, save_results
 from relic_envs.errors import InvalidConfig
 
 BENCHMARKS = ("fjagv", "mrcps")
@@ -513,56 +521,30 @@ def write_cache(benchmark: str, *, time_limit: float = DEFAULT_TIME_LIMIT, worke
                 hint: str | None = "default", path: Path | None = None, progress: bool = True) -> SchedCache:
     """Solve every canonical test instance and store the results (``relic-baselines optimum --write``).
     ``hint="default"`` uses :data:`HINTS`; ``None`` starts without a hint."""
-    import ortools
-
     _check_name(benchmark)
     hint = HINTS[benchmark] if hint == "default" else hint
-    load = os.getloadavg()[0]
+    meta = write_meta(  # before solving: the machine's load at the start
+        benchmark, time_limit, workers, hint,
+        model="exact interval model" if benchmark == "mrcps" else "relaxation: no deadhead, AGVs as a cumulative (bound valid)",
+        time_unit=1 / (MRCPS_UNIT if benchmark == "mrcps" else FJAGV_SCALE), machine=machine_note())
     results, _ = solve_test_splits(
         benchmark, lambda inst: solve(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
         FIELDS, "cp-sat", progress)
-    meta = {
-        "benchmark": benchmark, "split": "test", "time_limit_s": time_limit, "workers": workers,
-        "ortools": ortools.__version__, "hint": hint,
-        "model": "exact interval model" if benchmark == "mrcps" else "relaxation: no deadhead, AGVs as a cumulative (bound valid)",
-        "time_unit": 1 / (MRCPS_UNIT if benchmark == "mrcps" else FJAGV_SCALE),
-        "machine": f"{os.cpu_count()} CPU cores, load average {load:.1f} at the start (shared)",
-    }
     save_results(path or cache_path(benchmark), results, meta)
     return SchedCache(results, meta)
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> SchedCache | None:
     """The cached results of a benchmark's test splits, or ``None`` when absent."""
-    loaded = load_results(path or cache_path(benchmark))
-    return None if loaded is None else SchedCache(*loaded)
+    return load_cache_as(SchedCache, path or cache_path(benchmark))
 
 
 def summary(benchmark: str, cache: SchedCache) -> str:
-    """One line per test size: mean best, mean bound, status counts, settings."""
-    lines = []
-    for regime in by_size(cache.results):
-        res = cache.results[regime]
-        counts = cache.status_counts(regime, ("optimal", "feasible"))
-        lines.append(
-            f"{benchmark} {regime}: best {res['objective'].mean():.2f}, bound {res['bound'].mean():.2f} "
-            f"(means over {res['objective'].size} instances; {cache.meta['model']}); {counts['optimal']} optimal, "
-            f"{counts['feasible']} feasible; {cache.meta['time_limit_s']:g}s/instance, {cache.meta['workers']} workers, "
-            f"OR-Tools {cache.meta['ortools']}, hint {cache.meta.get('hint')}"
-        )
-    return "\n".join(lines)
+    """One line per test size: mean best, mean bound (and which model), status counts, settings."""
+    return cpsat_summary(benchmark, cache, note=f"; {cache.meta['model']}")
 
 
 if __name__ == "__main__":  # python -m baselines.co.sched_cpsat --write fjagv mrcps [--time-limit 15 --workers 1]
-    import argparse
-
-    ap = argparse.ArgumentParser(description="CP-SAT references of the FJAGV and MRCPS test splits")
-    ap.add_argument("--write", nargs="+", choices=list(BENCHMARKS), default=[])
-    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
-    ap.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
-    args = ap.parse_args()
-    for name in args.write:
-        write_cache(name, time_limit=args.time_limit, workers=args.workers)
-    for name in args.write or BENCHMARKS:
-        cache = load_cache(name)
-        print(summary(name, cache) if cache else f"{name}: no cached CP-SAT results; {INSTALL_HINT} {name}")
+    reference_main("CP-SAT references of the FJAGV and MRCPS test splits", BENCHMARKS, write_cache,
+                   lambda name: cached_summary(name, load_cache, summary, INSTALL_HINT),
+                   time_limit=DEFAULT_TIME_LIMIT, workers=DEFAULT_WORKERS)

@@ -47,6 +47,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from baselines.co._teams import row_team, with_ls
 from baselines.co.sched_play import PlanTeam, pick, play
 from relic_envs.co._construct import Decision
 from relic_envs.co.fjagv import simulator as sim
@@ -142,12 +143,9 @@ def local_search(instance: FJAGVInstance, base: str, budget: int = LS_BUDGET, se
 
 
 def is_method(method: str) -> bool:
-    base, _, ls = method.partition("+")
-    return base in METHODS and ls in ("", "ls")
+    return with_ls(method, METHODS)
 
 
 def team(method: str) -> PlanTeam:
     """A row as a team of the env: ``relic_envs.rollout("fjagv", team("ef-atc-nearest"), instances)``."""
-    if not is_method(method):
-        raise InvalidConfig(f"FJAGV rows are {list(METHODS)} or '<rule>+ls', got {method!r}")
-    return PlanTeam(lambda inst: run(inst, method)[1])
+    return row_team(method, is_method(method), run, f"FJAGV rows are {list(METHODS)} or '<rule>+ls'")

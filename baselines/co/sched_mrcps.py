@@ -51,6 +51,7 @@ import itertools
 
 import numpy as np
 
+from baselines.co._teams import row_team, with_ls
 from baselines.co.sched_play import PlanTeam, pick, play
 from relic_envs.co._construct import Decision
 from relic_envs.co.mrcps import simulator as sim
@@ -223,12 +224,10 @@ def local_search(instance: MRCPSInstance, base: str, budget: int = LS_BUDGET, se
 
 def is_team(method: str) -> bool:
     """Whether ``method`` plays as a team of the env (the parallel rows and their local search)."""
-    base, _, ls = method.partition("+")
-    return base in PARALLEL and ls in ("", "ls")
+    return with_ls(method, PARALLEL)
 
 
 def team(method: str) -> PlanTeam:
     """A parallel row as a team of the env: ``relic_envs.rollout("mrcps", team("par-lft-speed"), instances)``."""
-    if not is_team(method):
-        raise InvalidConfig(f"MRCPS teams are {list(PARALLEL)} or '<par-...>+ls' (serial rows do not play in the env), got {method!r}")
-    return PlanTeam(lambda inst: run(inst, method)[1])
+    rows = f"MRCPS teams are {list(PARALLEL)} or '<par-...>+ls' (serial rows do not play in the env)"
+    return row_team(method, is_team(method), run, rows)

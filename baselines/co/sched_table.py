@@ -32,7 +32,8 @@ import numpy as np
 
 from baselines.co import sched_fjagv as F
 from baselines.co import sched_mrcps as M
-from baselines.co._rows import Row, paper_rows, row, team_row
+from baselines.co._rows import Row, paper_rows, row
+from baselines.co._teams import team_rows
 from baselines.co.sched_cpsat import INSTALL_HINT, load_cache
 
 
@@ -45,14 +46,10 @@ def _method_row(module, method: str, settings: str, instances, note: str = "") -
 def build_rows(name: str, regime: str) -> tuple[list[Row], list[Row]]:
     """Every measured row of one benchmark and test size, and its lower-bound rows (FJAGV: CP-SAT's
     and the combinatorial bound of ``sched_cpsat.fjagv_lower_bound``; MRCPS: CP-SAT's)."""
-    from relic_envs.case_studies import case_study_names, case_study_team
     from relic_envs.core.splits import splits
-    from relic_envs.seeds import seed_team
 
     instances = splits(name).test[regime]
-    rows = [team_row(name, "seed team", "seed programs, episode", seed_team(name), instances)]
-    if name in case_study_names():
-        rows.append(team_row(name, "case-study team", "paper's printed RELIC programs", case_study_team(name), instances))
+    rows = team_rows(name, instances)
     if name == "fjagv":
         rows += [_method_row(F, m, "dispatch rules, episode", instances) for m in F.METHODS]
         rows.append(_method_row(F, F.LS_BASE + "+ls", f"problem-space LS, {F.LS_BUDGET} episodes", instances))
@@ -69,8 +66,7 @@ def build_rows(name: str, regime: str) -> tuple[list[Row], list[Row]]:
     cache = load_cache(name)
     if cache is None or regime not in cache.results:
         return rows, bounds
-    res, meta = cache.results[regime], cache.meta
-    statuses = ", ".join(f"{s} {int((res['status'] == s).sum())}" for s in sorted(set(res["status"].tolist())))
+    res, meta, statuses = cache.results[regime], cache.meta, cache.status_text(regime)
     how = "relaxed model, solution replayed in the episode" if name == "fjagv" else "exact model, simulator.cost"
     rows.append(row("CP-SAT best", f"{meta['time_limit_s']:g} s/inst, {meta['workers']} thread, hint {meta['hint']}",
                      res["objective"], float(res["wall_time"].mean()), f"{how}; {statuses}"))

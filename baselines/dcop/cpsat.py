@@ -46,6 +46,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from baselines._ortools import cp_model as _cp_model
+from baselines._test_splits import stack_fields, write_meta
 from relic_envs.core.instance import Instance
 from relic_envs.core.references import load_fields, reference_path, save_fields
 from relic_envs.core.registry import get_benchmark
@@ -296,10 +297,9 @@ def write_cache(
     ``"lsga-dsa"``) whose final assignment on each instance is given to CP-SAT as a
     solution hint; the metadata records it.
     """
-    import ortools
-
     from relic_envs.core.splits import splits
 
+    meta = write_meta(benchmark, time_limit, workers, hint, scale=SCALE[benchmark])
     instances = splits(benchmark).test_instances()
     hints: list[np.ndarray | None] = [None] * len(instances)
     if hint is not None:
@@ -311,28 +311,9 @@ def write_cache(
         solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=h)
         for inst, h in tqdm(list(zip(instances, hints)), desc=f"cp-sat {benchmark}", disable=not progress)
     ]
-    meta = {
-        "benchmark": benchmark,
-        "split": "test",
-        "time_limit_s": time_limit,
-        "workers": workers,
-        "ortools": ortools.__version__,
-        "scale": SCALE[benchmark],
-        "hint": hint,
-    }
-    cache = OptimumCache(
-        x=np.stack([r.x for r in results]),
-        objective=np.array([r.objective for r in results]),
-        model_objective=np.array([r.model_objective for r in results]),
-        bound=np.array([r.bound for r in results]),
-        slack=np.array([r.slack for r in results]),
-        status=np.array([r.status for r in results]),
-        wall_time=np.array([r.wall_time for r in results]),
-        meta=meta,
-    )
-    fields = {f.name: getattr(cache, f.name) for f in dataclasses.fields(cache) if f.name != "meta"}
+    fields = stack_fields(results, [f.name for f in dataclasses.fields(CPSATResult)])  # the cache's fields, in order
     save_fields(path or cache_path(benchmark), fields, meta)
-    return cache
+    return OptimumCache(meta=meta, **fields)
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> OptimumCache | None:

@@ -42,7 +42,15 @@ from pathlib import Path
 import numpy as np
 
 from baselines._ortools import cp_model as _cp_model
-from baselines._test_splits import by_size, solve_test_splits
+from baselines._test_splits import (
+    TestSplitCache,
+    cached_summary,
+    cpsat_summary,
+    optimal_feasible,
+    reference_main,
+    solve_test_splits,
+    write_meta,
+)
 from baselines.mapp import plans
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.references import load_results, reference_path, save_results
@@ -169,8 +177,7 @@ def cache_path(name: str) -> Path:
 
 def write_cache(name: str, *, time_limit: float = DEFAULT_TIME_LIMIT, workers: int = DEFAULT_WORKERS,
                 hint: str = "ils", progress: bool = True, path: Path | None = None):
-    import ortools
-
+    meta = write_meta(name, time_limit, workers, hint, dist_scale=DIST_SCALE, value_scale=VALUE_SCALE, ils=plans.ILS_SETTINGS)
     results, solved_by_regime = solve_test_splits(
         name, lambda inst: solve(name, inst, time_limit=time_limit, workers=workers, hint=hint), FIELDS, "cp-sat", progress)
     for regime, solved in solved_by_regime.items():
@@ -180,9 +187,6 @@ def write_cache(name: str, *, time_limit: float = DEFAULT_TIME_LIMIT, workers: i
             for k, r in enumerate(s.routes):
                 routes[i, k, : len(r)] = r
         results[regime]["routes"] = routes
-    meta = {"benchmark": name, "split": "test", "time_limit_s": time_limit, "workers": workers,
-            "ortools": ortools.__version__, "hint": hint, "dist_scale": DIST_SCALE, "value_scale": VALUE_SCALE,
-            "ils": plans.ILS_SETTINGS}
     save_results(path or cache_path(name), results, meta)
     return load_cache(name, path)
 
@@ -197,33 +201,20 @@ def cached_routes(name: str, regime: str, i: int) -> list[list[int]]:
     return [[int(j) for j in row if j != 0] for row in results[regime]["routes"][i]]
 
 
+def _model_counts(counts: dict[str, int]) -> str:
+    # "unknown": CP-SAT found nothing in the limit, so the reported plan and bound are the fallbacks
+    return (f"model {optimal_feasible(counts)}, {counts['unknown']} without a solution in the limit "
+            "(best = the hint, bound = the sum of prizes)")
+
+
+def _summary_lines(name: str, loaded: tuple) -> str:
+    return cpsat_summary(name, TestSplitCache(*loaded), statuses=("optimal", "feasible", "unknown"), counted=_model_counts)
+
+
 def summary(name: str) -> str:
-    loaded = load_cache(name)
-    if loaded is None:
-        return f"{name}: no cached CP-SAT results; {INSTALL_HINT} {name}"
-    results, meta = loaded
-    lines = []
-    for regime in by_size(results):
-        res = results[regime]
-        counts = {s: int((res["status"] == s).sum()) for s in ("optimal", "feasible", "unknown")}
-        lines.append(
-            f"{name} {regime}: best {res['objective'].mean():.2f}, bound {res['bound'].mean():.2f} (means over "
-            f"{res['objective'].size} instances); model {counts['optimal']} optimal, {counts['feasible']} feasible, "
-            f"{counts['unknown']} without a solution in the limit (best = the hint, bound = the sum of prizes); "
-            f"{meta['time_limit_s']:g}s/instance, {meta['workers']} workers, OR-Tools {meta['ortools']}, hint {meta['hint']}"
-        )
-    return "\n".join(lines)
+    return cached_summary(name, load_cache, _summary_lines, INSTALL_HINT)
 
 
 if __name__ == "__main__":  # python -m baselines.mapp.cpsat --write mapp_pc mapp_ar [--time-limit 20 --workers 2]
-    import argparse
-
-    ap = argparse.ArgumentParser(description="CP-SAT references of the MAPP-PC / MAPP-AR test splits")
-    ap.add_argument("--write", nargs="+", choices=list(plans.STATIC), default=[])
-    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
-    ap.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
-    args = ap.parse_args()
-    for name in args.write:
-        write_cache(name, time_limit=args.time_limit, workers=args.workers)
-    for name in args.write or plans.STATIC:
-        print(summary(name))
+    reference_main("CP-SAT references of the MAPP-PC / MAPP-AR test splits", plans.STATIC, write_cache, summary,
+                   time_limit=DEFAULT_TIME_LIMIT, workers=DEFAULT_WORKERS)

@@ -61,10 +61,18 @@ from typing import Any
 import numpy as np
 
 from baselines._ortools import cp_model as _cp_model
-from baselines._test_splits import TestSplitCache, by_size, solve_test_splits
+from baselines._test_splits import (
+    TestSplitCache,
+    cached_summary,
+    cpsat_summary,
+    load_cache_as,
+    reference_main,
+    solve_test_splits,
+    write_meta,
+)
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
-from relic_envs.core.references import load_results, reference_path, save_results
+from relic_envs.core.references import reference_path, save_results
 from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
 
@@ -438,56 +446,25 @@ def write_cache(
     progress: bool = True,
 ) -> OptimumCache:
     """Solve every canonical test instance and store the results (``relic-baselines optimum --write``)."""
-    import ortools
-
+    meta = write_meta(benchmark, time_limit, workers, hint, time_scale=TIME_SCALE)
     results, _ = solve_test_splits(
         benchmark, lambda inst: solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
         FIELDS, "cp-sat", progress)
-    meta = {
-        "benchmark": benchmark,
-        "split": "test",
-        "time_limit_s": time_limit,
-        "workers": workers,
-        "ortools": ortools.__version__,
-        "time_scale": TIME_SCALE,
-        "hint": hint,
-    }
     save_results(path or cache_path(benchmark), results, meta)
     return OptimumCache(results, meta)
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> OptimumCache | None:
     """The cached CP-SAT results of a benchmark's test splits, or ``None`` when absent."""
-    loaded = load_results(path or cache_path(benchmark))
-    return None if loaded is None else OptimumCache(*loaded)
+    return load_cache_as(OptimumCache, path or cache_path(benchmark))
 
 
 def summary(benchmark: str, cache: OptimumCache) -> str:
     """One line per test size: mean best, mean bound, status counts, settings."""
-    lines = []
-    for regime in by_size(cache.results):
-        res = cache.results[regime]
-        counts = cache.status_counts(regime, ("optimal", "feasible"))
-        lines.append(
-            f"{benchmark} {regime}: best {res['objective'].mean():.2f}, bound {res['bound'].mean():.2f} "
-            f"(means over {res['objective'].size} instances); {counts['optimal']} optimal, {counts['feasible']} feasible; "
-            f"{cache.meta['time_limit_s']:g}s/instance, {cache.meta['workers']} workers, OR-Tools {cache.meta['ortools']}, "
-            f"hint {cache.meta.get('hint')}"
-        )
-    return "\n".join(lines)
+    return cpsat_summary(benchmark, cache)
 
 
 if __name__ == "__main__":  # python -m baselines.mas.cpsat --write mas_jd [--time-limit 10 --workers 2 --hint atc]
-    import argparse
-
-    ap = argparse.ArgumentParser(description="CP-SAT optimum references of the MAS test splits")
-    ap.add_argument("--write", nargs="+", choices=list(MAS), default=[])
-    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
-    ap.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
-    ap.add_argument("--hint")
-    args = ap.parse_args()
-    for name in args.write:
-        write_cache(name, time_limit=args.time_limit, workers=args.workers, hint=args.hint)
-    for name in args.write or MAS:
-        cache = load_cache(name)
-        print(summary(name, cache) if cache else f"{name}: no cached CP-SAT results; {INSTALL_HINT} {name}")
+    reference_main("CP-SAT optimum references of the MAS test splits", MAS, write_cache,
+                   lambda name: cached_summary(name, load_cache, summary, INSTALL_HINT),
+                   time_limit=DEFAULT_TIME_LIMIT, workers=DEFAULT_WORKERS, hint=True)

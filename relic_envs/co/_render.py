@@ -38,25 +38,25 @@ from relic_envs.core._draw import (
     LATE,
     ROLE_COLORS,
     ROLE_MARKERS,
-    Panel,
     bars,
     cycle_colors,
     gantt_bars,
     gantt_panel,
+    gantt_rows,
     key_line,
+    key_marker,
     key_patch,
     late_bars,
+    map_panel,
     objective_title,
     role_key,
     side_text,
-    square_panel,
     time_axis,
+    time_grid,
     title,
 )
 from relic_envs.core.benchmark import ROLES
 
-MAP_BOX = (0.015, 0.02, 0.66, 0.89)  # (x, y, max w, max h) of a map in figure fractions
-MARGIN = 0.03  # map limits beyond the unit square
 PANEL_X = 0.72  # left edge of the side panel
 FONT = 8.0
 GREY = "#bbbbbb"
@@ -83,13 +83,9 @@ def draw_state(ax, episode: ConstructiveEpisode) -> None:
     side_text(ax, PANEL_X, 0.68, state(ax, episode))
 
 
-def _map(ax) -> Panel:
-    return square_panel(ax, *MAP_BOX, (-MARGIN, 1 + MARGIN))
-
-
 # -- HMTSP ---------------------------------------------------------------------------
 def _hmtsp_static(ax, ep: ConstructiveEpisode) -> None:
-    inst, panel = ep.instance, _map(ax)
+    inst, panel = ep.instance, map_panel(ax)
     panel.outline(ax)
     pts = panel.xy(inst.customers)
     for c, marker in enumerate(TASK_MARKERS):
@@ -107,7 +103,7 @@ def _hmtsp_static(ax, ep: ConstructiveEpisode) -> None:
 
 
 def _hmtsp_state(ax, ep: ConstructiveEpisode) -> list[str]:
-    inst, st, panel = ep.instance, ep.state, _map(ax)
+    inst, st, panel = ep.instance, ep.state, map_panel(ax)
     pts = np.vstack([inst.customers, inst.depots])  # node n + k is depot k
     for k, role in enumerate(ROLES):
         route = st.routes[k]
@@ -151,7 +147,7 @@ def _fstsp_nodes(inst) -> np.ndarray:
 
 
 def _fstsp_static(ax, ep: ConstructiveEpisode) -> None:
-    inst, panel = ep.instance, _map(ax)
+    inst, panel = ep.instance, map_panel(ax)
     panel.outline(ax)
     pts = panel.xy(inst.customers)
     ax.scatter(pts[~inst.eligible, 0], pts[~inst.eligible, 1], s=12, c=GREY, edgecolors="none", zorder=2)
@@ -162,15 +158,13 @@ def _fstsp_static(ax, ep: ConstructiveEpisode) -> None:
     key_line(ax, PANEL_X, 0.3, "truck", color=ROLE_COLORS["B"], linewidth=1.3)
     key_line(ax, PANEL_X, 0.255, "drone sortie", color=ROLE_COLORS["A"], linewidth=1.0, linestyle="--")
     key_line(ax, PANEL_X, 0.21, "back to the depot", color="#666666", linewidth=1.0, linestyle=":")
-    ax.scatter([PANEL_X + 0.017], [0.165], s=18, c="white", edgecolors="#666666", linewidths=0.8)
-    ax.text(PANEL_X + 0.045, 0.165, "drone-eligible", va="center", fontsize=FONT)
-    ax.scatter([PANEL_X + 0.017], [0.12], marker=ROLE_MARKERS["C"], s=40, c="none", edgecolors=ROLE_COLORS["C"],
-               linewidths=1.2)
-    ax.text(PANEL_X + 0.045, 0.12, "recovery node", va="center", fontsize=FONT)
+    key_marker(ax, PANEL_X, 0.165, "drone-eligible", s=18, c="white", edgecolors="#666666", linewidths=0.8)
+    key_marker(ax, PANEL_X, 0.12, "recovery node", marker=ROLE_MARKERS["C"], s=40, c="none",
+               edgecolors=ROLE_COLORS["C"], linewidths=1.2)
 
 
 def _fstsp_state(ax, ep: ConstructiveEpisode) -> list[str]:
-    inst, st, panel = ep.instance, ep.state, _map(ax)
+    inst, st, panel = ep.instance, ep.state, map_panel(ax)
     nodes = _fstsp_nodes(inst)
     truck = [0]
     for _, _a, b, r in st.epochs:
@@ -216,12 +210,8 @@ def _fjagv_estimate(inst, st) -> float:
 
 def _fjagv_static(ax, ep: ConstructiveEpisode) -> None:
     st = ep.state
-    machines, _ = gantt_panel(MACHINE_BOX, 1.0, st.m)
-    agvs, _ = gantt_panel(AGV_BOX, 1.0, st.g)
-    machines.outline(ax)
-    agvs.outline(ax)
-    machines.yticks(ax, np.arange(st.m) + 0.5, [f"M{m + 1}" for m in range(st.m)], grid=False)
-    agvs.yticks(ax, np.arange(st.g) + 0.5, [f"AGV {g + 1}" for g in range(st.g)], grid=False)
+    gantt_rows(ax, MACHINE_BOX, [f"M{m + 1}" for m in range(st.m)])
+    gantt_rows(ax, AGV_BOX, [f"AGV {g + 1}" for g in range(st.g)])
     key_patch(ax, PANEL_X, 0.3, "AGV loaded", facecolor=ROLE_COLORS["C"], edgecolor="white")
     key_patch(ax, PANEL_X, 0.255, "AGV deadhead", facecolor=GREY, edgecolor="white")
     key_patch(ax, PANEL_X, 0.21, "after the due date", facecolor="none", edgecolor=LATE, hatch="////")
@@ -248,10 +238,7 @@ def _fjagv_state(ax, ep: ConstructiveEpisode) -> list[str]:
         gantt_bars(ax, agvs, trips[:, 0], trips[:, 2] + empty, trips[:, 6], ROLE_COLORS["C"], edgecolors="none")
     now = None if st.finished else st.t
     time_axis(ax, agvs, ticks, now=now)
-    ax.vlines(machines.x(ticks), machines.y0, machines.y0 + machines.h, colors="#ececec", linewidths=0.6, zorder=0.6)
-    if now is not None:
-        ax.vlines([machines.x(now)], machines.y0, machines.y0 + machines.h, colors="black", linestyles="--",
-                  linewidths=1.0, zorder=4)
+    time_grid(ax, machines, ticks, now=now)
     done = np.flatnonzero(st.start[np.arange(inst.n_jobs) * st.k + st.k - 1] >= 0)
     finish = st.finish[done * st.k + st.k - 1]
     tardy = float((inst.weight[done] * np.maximum(finish - inst.due[done], 0.0)).sum())
@@ -273,14 +260,8 @@ def _mrcps_estimate(inst) -> float:
 
 def _mrcps_static(ax, ep: ConstructiveEpisode) -> None:
     inst = ep.instance
-    workers, _ = gantt_panel(WORKER_BOX, 1.0, inst.n_workers)
-    projects, _ = gantt_panel(PROJECT_BOX, 1.0, inst.n_projects)
-    workers.outline(ax)
-    projects.outline(ax)
-    workers.yticks(ax, np.arange(inst.n_workers) + 0.5, [f"W{w + 1}" for w in range(inst.n_workers)], grid=False,
-                   fontsize=6.5)
-    projects.yticks(ax, np.arange(inst.n_projects) + 0.5, [f"P{p + 1}" for p in range(inst.n_projects)], grid=False,
-                    fontsize=6.5)
+    gantt_rows(ax, WORKER_BOX, [f"W{w + 1}" for w in range(inst.n_workers)], fontsize=6.5)
+    gantt_rows(ax, PROJECT_BOX, [f"P{p + 1}" for p in range(inst.n_projects)], fontsize=6.5)
     key_line(ax, PANEL_X, 0.3, "project due date", color="black", linewidth=1.4)
     key_patch(ax, PANEL_X, 0.255, "after the due date", facecolor="none", edgecolor=LATE, hatch="////")
     key_line(ax, PANEL_X, 0.21, "current time", color="black", linestyle="--", linewidth=1.0)
@@ -307,10 +288,7 @@ def _mrcps_state(ax, ep: ConstructiveEpisode) -> list[str]:
               zorder=4)
     now = None if st.finished else st.t
     time_axis(ax, projects, ticks, now=now)
-    ax.vlines(workers.x(ticks), workers.y0, workers.y0 + workers.h, colors="#ececec", linewidths=0.6, zorder=0.6)
-    if now is not None:
-        ax.vlines([workers.x(now)], workers.y0, workers.y0 + workers.h, colors="black", linestyles="--",
-                  linewidths=1.0, zorder=4)
+    time_grid(ax, workers, ticks, now=now)
     tardy = float((inst.weight * np.maximum(c_p - inst.due, 0.0)).sum())
     labor = float((inst.cost[st.worker[started]] * st.span[started]).sum())
     return [f"t = {st.t:.1f}", f"tasks started: {started.size}/{st.n}", f"makespan{'' if st.finished else ' so far'}: {c_p.max():.1f}",

@@ -4,8 +4,8 @@ Everything is drawn on one axes that covers the figure, with its data coordinate
 equal to figure fractions (:func:`frame_axes`); a :class:`Panel` maps a box of the
 frame to data limits. One axes without ticks draws several times faster than an axes
 per panel, and text is the dearest artist there is, so labels are few and short.
-The Gantt helpers (:func:`gantt_panel`, :func:`gantt_bars`, :func:`late_bars`,
-:func:`time_axis`) serve the scheduling pictures of the MAS and CO families.
+The Gantt helpers (:func:`gantt_panel`, :func:`gantt_rows`, :func:`gantt_bars`, :func:`late_bars`,
+:func:`time_axis`, :func:`time_grid`) serve the scheduling pictures of the MAS and CO families.
 matplotlib is imported lazily: importing this module does not need it.
 """
 
@@ -144,6 +144,17 @@ def square_panel(ax, x0: float, y0: float, max_w: float, max_h: float, lim: tupl
     return Panel(x0, y0 + (max_h - side_h) / 2, side_h / aspect, side_h, lim, lim)
 
 
+#: Where a map of the unit square sits (MAPP, HMTSP, FSTSP): the box ``(x, y, max w, max h)`` it
+#: fills, left of the side panel, and how far its limits reach beyond the square.
+MAP_BOX = (0.015, 0.02, 0.66, 0.89)
+MAP_MARGIN = 0.03
+
+
+def map_panel(ax) -> Panel:
+    """The square :class:`Panel` of a unit-square map: as large as fits in :data:`MAP_BOX`, :data:`MAP_MARGIN` around."""
+    return square_panel(ax, *MAP_BOX, (-MAP_MARGIN, 1.0 + MAP_MARGIN))
+
+
 def nice_axis(vmax: float, n_ticks: int = 5) -> np.ndarray:
     """Ticks ``0, step, ..., top`` with a round ``step`` (1, 2, 2.5 or 5 x 10^k) and ``top >= vmax``."""
     raw = max(float(vmax), 1e-9) / n_ticks
@@ -268,6 +279,13 @@ def gantt_panel(box: tuple[float, float, float, float], t_max: float, n_rows: in
     return Panel(x0, y0, w, h, (0.0, float(ticks[-1])), (float(n_rows), 0.0)), ticks
 
 
+def gantt_rows(ax, box: tuple[float, float, float, float], labels, *, fontsize: float = 7.5) -> None:
+    """The static part of a :func:`gantt_panel` over ``box``: its outline and one label per row (row 0 at the top)."""
+    panel, _ = gantt_panel(box, 1.0, len(labels))
+    panel.outline(ax)
+    panel.yticks(ax, np.arange(len(labels)) + 0.5, labels, grid=False, fontsize=fontsize)
+
+
 def gantt_bars(ax, panel: Panel, rows, start, end, colors, *, fill: float = 0.72, **style) -> None:
     """Bars from ``start`` to ``end`` in rows ``rows`` of a :func:`gantt_panel` (row ``i`` spans ``[i, i + 1)``)."""
     rows, start, end = (np.asarray(v, dtype=np.float64) for v in (rows, start, end))
@@ -286,10 +304,18 @@ def late_bars(ax, panel: Panel, rows, start, end, due, **style) -> None:
 
 
 def time_axis(ax, panel: Panel, ticks: np.ndarray, *, now: float | None = None, label: str = "time") -> None:
-    """Tick labels under a Gantt panel, its label, and a dashed line at the current time ``now``."""
+    """Tick labels under a Gantt panel, its label, and its :func:`time_grid`."""
     panel.xticks(ax, ticks)
-    ax.vlines(panel.x(ticks), panel.y0, panel.y0 + panel.h, colors="#ececec", linewidths=0.6, zorder=0.6)
     ax.text(panel.x0 + panel.w, panel.y0 - 0.045, label, ha="right", va="top", fontsize=7.5, color="#444444")
+    time_grid(ax, panel, ticks, now=now)
+
+
+def time_grid(ax, panel: Panel, ticks: np.ndarray, *, now: float | None = None) -> None:
+    """Light vertical lines across a Gantt panel at ``ticks`` and a dashed line at the current time ``now``.
+
+    A panel stacked over another on the same time axis gets these alone; the bottom one gets :func:`time_axis`.
+    """
+    ax.vlines(panel.x(ticks), panel.y0, panel.y0 + panel.h, colors="#ececec", linewidths=0.6, zorder=0.6)
     if now is not None:
         ax.vlines([panel.x(now)], panel.y0, panel.y0 + panel.h, colors="black", linestyles="--", linewidths=1.0,
                   zorder=4)
@@ -298,6 +324,12 @@ def time_axis(ax, panel: Panel, ticks: np.ndarray, *, now: float | None = None, 
 def side_text(ax, x: float, y: float, lines, fontsize: float = 8.0) -> None:
     """Lines of text in a side panel, top-left anchored at ``(x, y)`` (one artist)."""
     ax.text(x, y, "\n".join(lines), ha="left", va="top", fontsize=fontsize, linespacing=1.5)
+
+
+def key_marker(ax, x: float, y: float, label: str, fontsize: float = 8.0, **style) -> None:
+    """One row of a key: a marker drawn with ``style`` (``ax.scatter``'s keywords), then its meaning."""
+    ax.scatter([x + 0.017], [y], **style)
+    ax.text(x + 0.045, y, label, va="center", fontsize=fontsize)
 
 
 def key_patch(ax, x: float, y: float, label: str, fontsize: float = 8.0, **style) -> None:

@@ -22,18 +22,16 @@ from relic_envs.core._draw import (
     ROLE_MARKERS,
     Panel,
     colour_bar,
+    map_panel,
     nice_axis,
     objective_title,
     role_key,
-    square_panel,
     title,
 )
 from relic_envs.core.benchmark import ROLES
 from relic_envs.mapp._routing import RoutingEpisode
 
-MAP_BOX = (0.015, 0.02, 0.66, 0.89)  # (x, y, max w, max h) of the map in figure fractions
 PANEL_X = 0.69  # left edge of the side panel
-MARGIN = 0.03  # map limits beyond the unit square
 # Each role's route is drawn shifted by a few pixels, so that routes sharing legs (and
 # agents sharing a node) stay visible side by side.
 ROUTE_OFFSET = {"A": np.array([-0.009, 0.009]), "B": np.array([0.0, 0.0]), "C": np.array([0.009, -0.009])}
@@ -111,7 +109,7 @@ def draw(ax, episode: RoutingEpisode) -> None:
 def draw_static(ax, episode: RoutingEpisode) -> None:
     """What depends on the instance only: the map's frame, the colour bar and the key."""
     style = NODE_STYLES[episode.bench.name](episode)
-    _map_panel(ax).outline(ax)
+    map_panel(ax).outline(ax)
     colour_bar(ax, (PANEL_X + 0.01, 0.2, 0.27, 0.028), style.cmap, style.ticks, style.label)
     ax.scatter([PANEL_X + 0.02], [0.1], s=22, facecolors="white", edgecolors="#999999", linewidths=0.9)
     ax.text(PANEL_X + 0.045, 0.1, style.hidden_label, va="center", fontsize=8.5)
@@ -123,14 +121,10 @@ def draw_state(ax, episode: RoutingEpisode) -> None:
     """What changes with the state: title, customers, routes, agents, budgets."""
     style = NODE_STYLES[episode.bench.name](episode)
     title(ax, objective_title(episode, style.objective_label, digits=2))
-    panel = _map_panel(ax)
+    panel = map_panel(ax)
     _draw_nodes(ax, panel, episode, style)
     _draw_routes(ax, panel, episode)
     _draw_side(ax, episode, style)
-
-
-def _map_panel(ax) -> Panel:
-    return square_panel(ax, *MAP_BOX, (-MARGIN, 1.0 + MARGIN))
 
 
 def _draw_nodes(ax, panel: Panel, ep: RoutingEpisode, style: NodeStyle) -> None:

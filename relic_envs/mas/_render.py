@@ -25,7 +25,9 @@ from relic_envs.core._draw import (
     cycle_colors,
     gantt_bars,
     gantt_panel,
+    gantt_rows,
     key_line,
+    key_marker,
     key_patch,
     late_bars,
     objective_title,
@@ -56,9 +58,7 @@ def draw(ax, episode: DispatchEpisode) -> None:
 def draw_static(ax, episode: DispatchEpisode) -> None:
     """What depends on the instance only: row labels, the role key, the key of the marks."""
     noun = NAMES[episode.bench.name][0]
-    panel, _ = gantt_panel(GANTT_BOX, 1.0, len(ROLES))
-    panel.outline(ax)
-    panel.yticks(ax, np.arange(len(ROLES)) + 0.5, [f"{r}: {noun} {k + 1}" for k, r in enumerate(ROLES)], grid=False)
+    gantt_rows(ax, GANTT_BOX, [f"{r}: {noun} {k + 1}" for k, r in enumerate(ROLES)])
     ax.text(RELEASE_BOX[0] - 0.006, RELEASE_BOX[1] + RELEASE_BOX[3] / 2, "releases", ha="right", va="center",
             fontsize=7.5, color="#444444")
     role_key(ax, PANEL_X + 0.015, 0.86, _role_labels(episode), step=0.05, fontsize=FONT)
@@ -67,8 +67,7 @@ def draw_static(ax, episode: DispatchEpisode) -> None:
         key_patch(ax, PANEL_X, y, "after the due date" if episode.bench.name == "mas_jd" else "after the deadline",
                   facecolor="none", edgecolor=LATE, hatch="////")
         y -= 0.05
-    ax.scatter([PANEL_X + 0.017], [y], marker="^", s=28, c=WAITING, edgecolors="black", linewidths=0.4)
-    ax.text(PANEL_X + 0.045, y, "released, waiting", va="center", fontsize=FONT)
+    key_marker(ax, PANEL_X, y, "released, waiting", marker="^", s=28, c=WAITING, edgecolors="black", linewidths=0.4)
     key_line(ax, PANEL_X, y - 0.05, "current epoch", color="black", linestyle="--", linewidth=1.0)
     if episode.bench.name == "mas_fs":
         ax.text(PANEL_X, y - 0.1, "bar colour: job", va="center", fontsize=FONT, color="#444444")
