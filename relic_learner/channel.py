@@ -81,25 +81,32 @@ class ShareTable:
     def __init__(self) -> None:
         self.keys: dict[tuple, int] = {}
 
-    def compact(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        import hashlib
-
+    def compact(self, kwargs: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+        """``kwargs`` with each large array replaced by a :class:`Shared`; one level of
+        nested dicts too (MAPP's ``graph["dist_mat"]``: without it, the whole matrix
+        crossed the pipe for every instance at every step)."""
         out = {}
         for name, value in kwargs.items():
             if type(value) is np.ndarray and value.nbytes >= SHARE_MIN_BYTES and value.dtype.kind in "biuf":
-                data = np.ascontiguousarray(value)
-                key = (data.dtype.str, data.shape, hashlib.blake2b(data.data, digest_size=16).digest())
-                known = self.keys.get(key)
-                if known is None:
-                    known = self.keys[key] = len(self.keys)
-                    value = Shared(known, data)
-                else:
-                    value = Shared(known, None)
+                value = self._share(value)
+            elif type(value) is dict and depth == 0:
+                value = self.compact(value, 1)
             out[name] = value
         return out
 
+    def _share(self, value: np.ndarray) -> Shared:
+        import hashlib
 
-def expand(kwargs: dict[str, Any], held: dict[int, np.ndarray]) -> dict[str, Any]:
+        data = np.ascontiguousarray(value)
+        key = (data.dtype.str, data.shape, hashlib.blake2b(data.data, digest_size=16).digest())
+        known = self.keys.get(key)
+        if known is None:
+            known = self.keys[key] = len(self.keys)
+            return Shared(known, data)
+        return Shared(known, None)
+
+
+def expand(kwargs: dict[str, Any], held: dict[int, np.ndarray], depth: int = 0) -> dict[str, Any]:
     """The child's side of :class:`ShareTable`: shared arrays back, each call its own copy."""
     out = {}
     for name, value in kwargs.items():
@@ -107,6 +114,8 @@ def expand(kwargs: dict[str, Any], held: dict[int, np.ndarray]) -> dict[str, Any
             if value.array is not None:
                 held[value.key] = value.array
             value = held[value.key].copy()
+        elif type(value) is dict and depth == 0:
+            value = expand(value, held, 1)
         out[name] = value
     return out
 

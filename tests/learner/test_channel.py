@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from relic_learner import channel
 from relic_learner.channel import ChannelError, Unsendable, decode_reply, encode_reply, encode_value
 
 
@@ -76,3 +77,20 @@ def test_anything_else_is_a_channel_error(raw):
 def test_a_failure_keeps_its_reason_and_a_bounded_detail():
     ((ok, (reason, detail)),) = decode_reply(encode_reply([["fail", "timeout", "x" * 10_000]]), 1)
     assert not ok and reason == "timeout" and len(detail) == 2000
+
+
+def test_large_arrays_cross_once_also_inside_a_dict_argument():
+    # MAPP's role B gets graph={"dist_mat": (n, n), "nodes": [...]}: the matrix is sent to
+    # the child once, then named by its key; the child hands every call its own copy.
+    dist = np.arange(64 * 64, dtype=np.float64).reshape(64, 64)
+    kwargs = {"graph": {"dist_mat": dist, "nodes": [(0, 0.5, 0.5, 1.0)]}, "budget": 3.0}
+    table, held = channel.ShareTable(), {}
+    first, second = table.compact(kwargs), table.compact(kwargs)
+    assert type(first["graph"]["dist_mat"]) is channel.Shared and first["graph"]["dist_mat"].array is not None
+    assert second["graph"]["dist_mat"].array is None  # the second step names it only
+    assert len(pickle.dumps(second)) < 1000 < dist.nbytes
+    for sent in (first, second):
+        got = channel.expand(pickle.loads(pickle.dumps(sent)), held)
+        assert np.array_equal(got["graph"]["dist_mat"], dist) and got["graph"]["nodes"] == [(0, 0.5, 0.5, 1.0)]
+        got["graph"]["dist_mat"][0, 0] = -1.0  # a program scribbling on its copy changes nothing held
+    assert channel.expand(second, held)["graph"]["dist_mat"][0, 0] == 0.0
