@@ -49,14 +49,14 @@ from __future__ import annotations
 
 import abc
 import functools
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
-from relic_envs.core.jax_devices import over_devices
-from relic_envs.core.jax_kit import Batch, one_size, stack_arrays
+from relic_envs.core.jax_kit import Batch, batch_runner, check_team, one_size, stack_arrays
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 try:
@@ -409,22 +409,37 @@ def make_evaluator(problem: JaxDecisionProblem, policies: Mapping[str, Callable]
     Compilation happens on the first call for a batch shape; reuse the returned
     function to amortise it (``run.jitted`` is the ``jax.jit`` function of ``batch.data``).
     """
-    missing = [r for r in ROLES if r not in policies]
-    if missing:
-        raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
+    check_team(policies)
     if problem.batched_loop:
-        batched = jax.jit(over_devices(lambda data: rollout_batch(problem, policies, data, problem.max_decisions(_first(data)))))
+        batched = lambda data: rollout_batch(problem, policies, data, problem.max_decisions(_first(data)))  # noqa: E731
     else:
-        batched = jax.jit(over_devices(jax.vmap(lambda data: rollout_one(problem, policies, data, problem.max_decisions(data)))))
+        batched = jax.vmap(lambda data: rollout_one(problem, policies, data, problem.max_decisions(data)))
+    return batch_runner(batched, x64=x64, prepare=functools.partial(_cast, x64=x64))
 
-    def run(batch: Batch) -> Outcome:
-        with jax.enable_x64(x64):
-            out = batched(_cast(batch.data, x64))
-            return jax.tree_util.tree_map(np.asarray, out)
 
-    run.jitted = lambda data: batched(_cast(data, x64))
-    run.jitted.lower = lambda data: batched.lower(_cast(data, x64))
-    return run
+def entry_points(problem: JaxDecisionProblem, seeds: str) -> tuple[Callable, Callable, Callable]:
+    """``stack, evaluator, seed_policies`` of a per-benchmark module (the contract in
+    :mod:`relic_envs.co.jax_eval`), the same three for every benchmark:
+
+    * ``stack(instances) -> Batch``: same-size instances stacked (:func:`stack` of ``problem``);
+    * ``evaluator(policies, *, x64=True) -> run``: :func:`make_evaluator` of ``problem``;
+    * ``seed_policies() -> dict role -> JAX policy``: the module ``seeds``' own (the twins of
+      the paper seeds), imported at the first call.
+    """
+
+    def stack_instances(instances: Sequence) -> Batch:
+        """Stack same-size instances of the benchmark for :func:`evaluator`."""
+        return stack(problem, instances)
+
+    def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
+        """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
+        return make_evaluator(problem, policies, x64=x64)
+
+    def seed_policies() -> dict[str, Callable]:
+        """The JAX twins of the benchmark's paper seeds, one policy per role."""
+        return importlib.import_module(seeds).seed_policies()
+
+    return stack_instances, evaluator, seed_policies
 
 
 def _first(data):

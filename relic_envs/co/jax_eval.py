@@ -25,6 +25,9 @@ event time). Paper interface only.
   (same formulas and tie-breaking as ``relic_envs/seeds/<name>/paper``);
 * ``PROBLEM``: the benchmark's JAX problem object (:func:`problem`).
 
+The first three are the same for every benchmark: ``relic_envs.co._jax_decisions.entry_points``
+makes them from ``PROBLEM`` and the module of its seeds.
+
 Usage (``evaluate`` compiles once per call; keep ``evaluator(...)`` to reuse it)::
 
     out = evaluate("hmtsp", seed_jax_team("hmtsp"), relic_envs.splits("hmtsp").test["test100"][:2])
@@ -37,7 +40,6 @@ Usage (``evaluate`` compiles once per call; keep ``evaluator(...)`` to reuse it)
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -45,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from relic_envs.core.instance import Instance
+from relic_envs.core.jax_kit import benchmark_module
 
 _MODULES = {
     "hmtsp": "relic_envs.co.hmtsp.jax_eval",
@@ -56,14 +59,7 @@ _MODULES = {
 
 def module(name: str) -> ModuleType:
     """The per-benchmark JAX module of a combinatorial benchmark (see the contract above)."""
-    if name not in _MODULES:
-        raise NotImplementedError(f"no combinatorial JAX evaluator for {name!r}; available: {sorted(_MODULES)}")
-    try:
-        return importlib.import_module(_MODULES[name])
-    except ModuleNotFoundError as exc:
-        if not _MODULES[name].startswith(str(exc.name)):
-            raise  # a missing dependency inside the module is a real error, not a missing evaluator
-        raise NotImplementedError(f"the JAX evaluator of {name!r} ({_MODULES[name]}) is not written yet") from exc
+    return benchmark_module(_MODULES, name, "combinatorial JAX evaluator")
 
 
 def problem(name: str) -> Any:

@@ -5,24 +5,34 @@
 - :func:`one_size`: the size key every instance of a batch shares (a batch has one shape);
 - :func:`integer_answer`: the trace-time check of a JAX policy's answer (its shape and an
   integer dtype), the same :class:`~relic_envs.errors.InvalidReturn` reasons in every family;
-- :class:`RoleTables`: a JAX problem's per-interface tables of observation getters.
+- :class:`RoleTables`: a JAX problem's per-interface tables of observation getters;
+- :func:`benchmark_module`: a family's lookup of its per-benchmark ``jax_eval`` module;
+- :func:`check_team` and :func:`batch_runner`: what every ``make_evaluator`` does
+  around its family's batch function (check the team, split the batch over the devices,
+  compile, run in float64 or float32, hand back numpy arrays).
 
 Needs ``pip install 'relic-envs[jax]'``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from relic_envs.core.benchmark import ROLES
 from relic_envs.errors import InvalidConfig, InvalidReturn, MissingExtra
 
 try:
+    import jax
     import jax.numpy as jnp
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
+
+from relic_envs.core.jax_devices import over_devices  # noqa: E402  (after the jax check)
 
 
 class Batch(NamedTuple):
@@ -81,3 +91,52 @@ class RoleTables:
                 "(the numpy env has both: use relic_envs.rollout)"
             )
         return self.roles[interface]
+
+
+def benchmark_module(modules: Mapping[str, str], name: str, what: str) -> ModuleType:
+    """The per-benchmark JAX module ``modules[name]`` of a family (``what``: its evaluators,
+    e.g. ``"routing JAX evaluator"``), imported. :class:`NotImplementedError` naming the
+    available ones for an unknown ``name``, or naming the module where it is not written yet."""
+    if name not in modules:
+        raise NotImplementedError(f"no {what} for {name!r}; available: {sorted(modules)}")
+    try:
+        return importlib.import_module(modules[name])
+    except ModuleNotFoundError as exc:
+        if not modules[name].startswith(str(exc.name)):
+            raise  # a missing dependency inside the module is a real error, not a missing evaluator
+        raise NotImplementedError(f"the JAX evaluator of {name!r} ({modules[name]}) is not written yet") from exc
+
+
+def check_team(policies: Mapping[str, Callable]) -> None:
+    """:class:`InvalidConfig` naming the roles a team of JAX policies lacks, before anything is traced."""
+    missing = [r for r in ROLES if r not in policies]
+    if missing:
+        raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
+
+
+def batch_runner(batched: Callable[[Any], Any], *, x64: bool,
+                 prepare: Callable[[Mapping[str, Any]], Any] | None = None) -> Callable[[Batch], Any]:
+    """``run(batch)``: ``batched(batch.data)`` (a whole batch in, every leaf of its result with
+    the batch as leading axis) split over the devices (:func:`~relic_envs.core.jax_devices.over_devices`),
+    compiled once per batch shape (``jax.jit``), traced and run with 64-bit types iff ``x64``;
+    its result as the same pytree of numpy arrays. ``prepare`` (outside the compiled
+    function) readies ``batch.data`` first, e.g. casts it to the run's precision.
+
+    ``run.jitted`` is the compiled function of ``batch.data`` (``prepare`` included), with
+    ``.lower`` for compile-time and memory measurements (``benchmarks/jax_throughput.py``).
+    """
+    compiled = jax.jit(over_devices(batched))
+    if prepare is None:
+        jitted = compiled
+    else:
+        def jitted(data):
+            return compiled(prepare(data))
+
+        jitted.lower = lambda data: compiled.lower(prepare(data))
+
+    def run(batch: Batch) -> Any:
+        with jax.enable_x64(x64):
+            return jax.tree.map(np.asarray, jitted(batch.data))
+
+    run.jitted = jitted
+    return run

@@ -28,8 +28,7 @@ import numpy as np
 
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
-from relic_envs.core.jax_devices import over_devices
-from relic_envs.core.jax_kit import Batch, integer_answer, stack_arrays
+from relic_envs.core.jax_kit import Batch, batch_runner, integer_answer, stack_arrays
 from relic_envs.dcop._sweep import SWEEPS
 from relic_envs.errors import MissingExtra
 
@@ -404,15 +403,7 @@ def make_evaluator(problem: JaxProblem, policies: Mapping[str, Callable], *, swe
     Compilation happens on the first call for a batch shape; reuse the returned
     function to amortise it.
     """
-    batched = jax.jit(over_devices(lambda data: rollout_blocks(problem, policies, data, sweeps)))
-
-    def run(batch: Batch):
-        with jax.enable_x64(x64):
-            costs, valid, x = batched(batch.data)
-            return np.asarray(costs), np.asarray(valid), np.asarray(x)
-
-    run.jitted = batched  # for compile-time measurement
-    return run
+    return batch_runner(lambda data: rollout_blocks(problem, policies, data, sweeps), x64=x64)
 
 
 def graph_features(data: Mapping[str, Any], state: JState, landscape_rows, violation_rows, role: str, idx, domain: int) -> dict[str, Any]:

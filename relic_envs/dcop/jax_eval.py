@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from relic_envs.core.instance import Instance
+from relic_envs.core.jax_kit import benchmark_module
 from relic_envs.dcop import _jax_sweep as js
 from relic_envs.dcop._sweep import SWEEPS
 
@@ -29,9 +29,7 @@ _MODULES = {
 
 def problem_module(name: str):
     """The ``jax_eval`` module of a DCOP benchmark (``PROBLEM`` and ``peers``)."""
-    if name not in _MODULES:
-        raise NotImplementedError(f"no JAX evaluator for {name!r} yet; available: {sorted(_MODULES)}")
-    return importlib.import_module(_MODULES[name])
+    return benchmark_module(_MODULES, name, "DCOP JAX evaluator")
 
 
 def stack(name: str, instances: Sequence[Instance]) -> js.Batch:

@@ -15,11 +15,11 @@ Both interfaces: ``interface="paper"`` (the default) and ``"alt"`` (``_jax_alt``
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from relic_envs.core.jax_kit import benchmark_module
 from relic_envs.mapp import _jax_routing as jr
 from relic_envs.mapp._routing import RoutingInstance
 
@@ -32,9 +32,7 @@ _MODULES = {
 
 def problem(name: str) -> jr.JaxRoutingProblem:
     """The :class:`~relic_envs.mapp._jax_routing.JaxRoutingProblem` of a routing benchmark."""
-    if name not in _MODULES:
-        raise NotImplementedError(f"no routing JAX evaluator for {name!r}; available: {sorted(_MODULES)}")
-    return importlib.import_module(_MODULES[name]).PROBLEM
+    return benchmark_module(_MODULES, name, "routing JAX evaluator").PROBLEM
 
 
 def stack(name: str, instances: Sequence[RoutingInstance]) -> jr.Batch:

@@ -58,6 +58,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from relic_envs.core.benchmark import ROLES
+from relic_envs.core.jax_kit import Batch, RoleTables, batch_runner, check_team, integer_answer, one_size, stack_arrays
 from relic_envs.errors import InvalidConfig, MissingExtra
 from relic_envs.mas._dispatch import DispatchInstance, DispatchProblem
 
@@ -67,8 +68,6 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("jax", "jax") from exc
 
-from relic_envs.core.jax_devices import over_devices
-from relic_envs.core.jax_kit import Batch, RoleTables, integer_answer, one_size, stack_arrays  # noqa: E402
 from relic_envs.core.jax_loop import shrinking_while  # noqa: E402  (after the jax check)
 from relic_envs.core.jax_select import first_argmax  # noqa: E402
 
@@ -412,18 +411,8 @@ def make_evaluator(problem: JaxDispatchProblem, policies: Mapping[str, Callable]
     problem.role_table(interface)  # fail now, not at trace time, on an unknown interface
     if loop not in LOOPS:
         raise InvalidConfig(f"loop: {loop!r} is not one of {LOOPS}")
-    missing = [r for r in ROLES if r not in policies]
-    if missing:
-        raise InvalidConfig(f"policies: need a JAX policy for every role {list(ROLES)}; missing {missing}")
-    batched = jax.jit(over_devices(lambda data: rollout_batch(problem, policies, data, interface, loop)))
-
-    def run(batch: Batch) -> Outcome:
-        with jax.enable_x64(x64):
-            out = batched(batch.data)
-            return Outcome(*(np.asarray(x) for x in out))
-
-    run.jitted = batched  # for compile-time measurement and cache checks
-    return run
+    check_team(policies)
+    return batch_runner(lambda data: rollout_batch(problem, policies, data, interface, loop), x64=x64)
 
 
 # -- getters shared by the benchmarks' role tables (twins of those in _dispatch.py) ---------

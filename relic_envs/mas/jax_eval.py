@@ -18,11 +18,11 @@ compiles once per batch shape and returns a :class:`JaxResult` (tests/mas/test_j
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from relic_envs.core.jax_kit import benchmark_module
 from relic_envs.mas import _jax_dispatch as jd
 from relic_envs.mas._dispatch import DispatchInstance
 
@@ -35,9 +35,7 @@ _MODULES = {
 
 def problem(name: str) -> jd.JaxDispatchProblem:
     """The :class:`~relic_envs.mas._jax_dispatch.JaxDispatchProblem` of a scheduling benchmark."""
-    if name not in _MODULES:
-        raise NotImplementedError(f"no scheduling JAX evaluator for {name!r}; available: {sorted(_MODULES)}")
-    return importlib.import_module(_MODULES[name]).PROBLEM
+    return benchmark_module(_MODULES, name, "scheduling JAX evaluator").PROBLEM
 
 
 def stack(name: str, instances: Sequence[DispatchInstance]) -> jd.Batch:

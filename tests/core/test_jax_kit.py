@@ -7,7 +7,16 @@ pytest.importorskip("jax")
 
 import jax.numpy as jnp  # noqa: E402
 
-from relic_envs.core.jax_kit import Batch, RoleTables, integer_answer, one_size, stack_arrays  # noqa: E402
+from relic_envs.core.jax_kit import (  # noqa: E402
+    Batch,
+    RoleTables,
+    batch_runner,
+    benchmark_module,
+    check_team,
+    integer_answer,
+    one_size,
+    stack_arrays,
+)
 from relic_envs.errors import InvalidConfig, InvalidReturn  # noqa: E402
 
 
@@ -44,3 +53,28 @@ def test_an_interface_the_jax_problem_lacks_is_named():
     assert Problem().role_table("paper") == {"A": {}}
     with pytest.raises(NotImplementedError, match=r"no 'alt' interface yet; available: \['paper'\]"):
         Problem().role_table("alt")
+
+
+def test_a_team_missing_a_role_is_named_before_anything_is_traced():
+    with pytest.raises(InvalidConfig, match=r"missing \['B'\]"):
+        check_team({"A": abs, "C": abs})
+    check_team({"A": abs, "B": abs, "C": abs})
+
+
+def test_an_unknown_or_unwritten_benchmark_module_is_not_implemented():
+    with pytest.raises(NotImplementedError, match=r"no toy evaluator for 'z'; available: \['x', 'y'\]"):
+        benchmark_module({"x": "json", "y": "relic_envs.no_such_module"}, "z", "toy evaluator")
+    with pytest.raises(NotImplementedError, match="not written yet"):
+        benchmark_module({"y": "relic_envs.no_such_module"}, "y", "toy evaluator")
+    assert benchmark_module({"x": "json"}, "x", "toy evaluator").__name__ == "json"
+
+
+def test_a_batch_runner_returns_numpy_in_the_precision_asked():
+    batch = Batch({"v": np.arange(4, dtype=np.float64)}, 4)
+    for x64, dtype in ((True, np.float64), (False, np.float32)):
+        out = batch_runner(lambda data: {"twice": 2 * data["v"]}, x64=x64)(batch)
+        assert type(out["twice"]) is np.ndarray and out["twice"].dtype == dtype
+        assert out["twice"].tolist() == [0.0, 2.0, 4.0, 6.0]
+    prepared = batch_runner(lambda data: data["v"] + 1, x64=True, prepare=lambda data: {"v": data["v"] * 10})
+    assert prepared(batch).tolist() == [1.0, 11.0, 21.0, 31.0]
+    assert prepared.jitted.lower(batch.data) is not None  # what benchmarks/jax_throughput.py measures

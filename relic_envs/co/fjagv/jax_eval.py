@@ -17,8 +17,6 @@ Usage (not a doctest: compiling costs seconds, the parity tests in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-
 import numpy as np
 
 from relic_envs.co import _jax_decisions as jd
@@ -288,18 +286,6 @@ def _obs(mask, x, view):
 PROBLEM = FJAGVJax()
 
 
-def stack(instances: Sequence[FJAGVInstance]) -> jd.Batch:
-    """Stack same-size FJAGV instances for :func:`evaluator`."""
-    return jd.stack(PROBLEM, instances)
-
-
-def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
-    """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
-    return jd.make_evaluator(PROBLEM, policies, x64=x64)
-
-
-def seed_policies() -> dict[str, Callable]:
-    """The JAX twins of the paper seeds (``relic_envs/seeds/fjagv/paper``)."""
-    from relic_envs.co.fjagv.jax_seeds import seed_policies as seeds
-
-    return seeds()
+# The module contract of relic_envs.co.jax_eval: stack(instances), evaluator(policies, *, x64=True) and
+# seed_policies() (the twins of relic_envs/seeds/fjagv/paper).
+stack, evaluator, seed_policies = jd.entry_points(PROBLEM, seeds="relic_envs.co.fjagv.jax_seeds")

@@ -8,14 +8,13 @@ solution holds the epochs ``(u, a, b, r)`` in order (``epochs`` rows, ``-1`` pas
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
 from relic_envs.co import _jax_construct as jc
 from relic_envs.co import _jax_decisions as jd
 from relic_envs.co._jax_decisions import jax, jnp
-from relic_envs.co.fstsp.generator import FSTSPInstance
 from relic_envs.co.fstsp.simulator import DISTANCE_WEIGHT, STAGE_A, STAGE_B, STAGE_C
 
 SKIP = -1
@@ -173,18 +172,6 @@ def epochs(solution: Mapping[str, np.ndarray], i: int) -> list[tuple[int, int, i
     return [tuple(int(x) for x in row) for row in rows]
 
 
-def stack(instances: Sequence[FSTSPInstance]) -> jd.Batch:
-    """Stack same-size FSTSP instances for :func:`evaluator`."""
-    return jd.stack(PROBLEM, instances)
-
-
-def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
-    """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
-    return jd.make_evaluator(PROBLEM, policies, x64=x64)
-
-
-def seed_policies() -> dict[str, Callable]:
-    """The JAX twins of the paper seeds (``relic_envs/seeds/fstsp/paper``)."""
-    from relic_envs.co.fstsp.jax_seeds import seed_policies as seeds
-
-    return seeds()
+# The module contract of relic_envs.co.jax_eval: stack(instances), evaluator(policies, *, x64=True) and
+# seed_policies() (the twins of relic_envs/seeds/fstsp/paper).
+stack, evaluator, seed_policies = jd.entry_points(PROBLEM, seeds="relic_envs.co.fstsp.jax_seeds")

@@ -7,14 +7,12 @@ the route costs ``lengths`` and the count of ``forced`` assignments.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-
 import numpy as np
 
 from relic_envs.co import _jax_construct as jc
 from relic_envs.co import _jax_decisions as jd
 from relic_envs.co._jax_decisions import jnp
-from relic_envs.co.hmtsp.generator import VEHICLES, HMTSPInstance
+from relic_envs.co.hmtsp.generator import VEHICLES
 from relic_envs.co.hmtsp.simulator import BALANCE, EXCESS
 
 
@@ -124,18 +122,6 @@ def routes(vehicle: np.ndarray, position: np.ndarray) -> list[list[int]]:
     return out
 
 
-def stack(instances: Sequence[HMTSPInstance]) -> jd.Batch:
-    """Stack same-size HMTSP instances for :func:`evaluator`."""
-    return jd.stack(PROBLEM, instances)
-
-
-def evaluator(policies: Mapping[str, Callable], *, x64: bool = True):
-    """A compiled ``run(batch) -> Outcome`` for a team of JAX policies (``obs -> id``)."""
-    return jd.make_evaluator(PROBLEM, policies, x64=x64)
-
-
-def seed_policies() -> dict[str, Callable]:
-    """The JAX twins of the paper seeds (``relic_envs/seeds/hmtsp/paper``)."""
-    from relic_envs.co.hmtsp.jax_seeds import seed_policies as seeds
-
-    return seeds()
+# The module contract of relic_envs.co.jax_eval: stack(instances), evaluator(policies, *, x64=True) and
+# seed_policies() (the twins of relic_envs/seeds/hmtsp/paper).
+stack, evaluator, seed_policies = jd.entry_points(PROBLEM, seeds="relic_envs.co.hmtsp.jax_seeds")
