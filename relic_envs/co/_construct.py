@@ -245,10 +245,6 @@ class ConstructiveBenchmark(DeclaredBenchmark):
     # Exceptions reach Episode.step as the deciding role's action, which repairs them.
     void_on_exception = False
 
-    def __init__(self, problem: ConstructiveProblem):
-        super().__init__(problem)
-        self.minimize = problem.minimize
-
     def _returns_doc(self, role: str) -> str:
         return spec_returns(self.problem, role)
 
@@ -258,10 +254,6 @@ class ConstructiveBenchmark(DeclaredBenchmark):
 
     def id_space(self, role: str, instance: Instance) -> int:
         return self.problem.id_space(role, instance)
-
-    def new_episode(self, instance: Instance, interface: str = "paper") -> ConstructiveEpisode:
-        self.check_instance(instance, interface)
-        return ConstructiveEpisode(self, instance, interface)
 
     def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Discrete:
         return spaces.Discrete(self.problem.id_space(role, instance) + 1, start=SKIP)
@@ -300,10 +292,7 @@ class ConstructiveEpisode(DeclaredEpisode):
     """One instance constructed by three roles, one decision per step."""
 
     def __init__(self, bench: ConstructiveBenchmark, instance: Instance, interface: str):
-        self.bench = bench
-        self.problem = bench.problem
-        self.instance = instance
-        self.interface = interface
+        super().__init__(bench, instance, interface)
         self.state = self.problem.simulator.State(instance)
         self.steps = 0
         self.repairs = {r: 0 for r in ROLES}
@@ -311,7 +300,6 @@ class ConstructiveEpisode(DeclaredEpisode):
         self.decisions = {r: 0 for r in ROLES}  # decisions taken per role
         self.choices = {r: 0 for r in ROLES}  # ... of which offered a real choice (two or more valid answers)
         self._decision = self.state.decision()
-        self._obs: dict[str, dict[str, Any]] = {}
 
     @property
     def decision(self) -> Decision | None:
@@ -409,6 +397,8 @@ class ConstructiveEpisode(DeclaredEpisode):
         mask[d.ids + 1] = 1
         return mask
 
+
+ConstructiveBenchmark.episode_type = ConstructiveEpisode  # declared after the benchmark, which plays it
 
 
 def _short(value: Any) -> str:

@@ -72,11 +72,18 @@ class DeclaredBenchmark(ProblemBenchmark):
     """
 
     mask_slot_for_minus_one = True
+    episode_type: type[DeclaredEpisode]  # the family's episode, played by :meth:`new_episode`
 
     def __init__(self, problem: Any):
         super().__init__(problem)
         self.interfaces = tuple(problem.roles)
+        if hasattr(problem, "minimize"):  # a family whose benchmarks differ says it per problem (MAS, CO)
+            self.minimize = problem.minimize
         self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
+
+    def new_episode(self, instance: Instance, interface: str = "paper") -> DeclaredEpisode:
+        self.check_instance(instance, interface)
+        return self.episode_type(self, instance, interface)
 
     def _returns_doc(self, role: str) -> str:
         raise NotImplementedError(f"{type(self).__name__} must document what a role returns (_returns_doc)")
@@ -128,6 +135,13 @@ class DeclaredEpisode(Episode):
     problem: Any
     interface: str
     _obs: dict[str, dict[str, Any]]
+
+    def __init__(self, bench: DeclaredBenchmark, instance: Instance, interface: str):
+        self.bench = bench
+        self.problem = bench.problem
+        self.instance = instance
+        self.interface = interface
+        self._obs = {}  # this step's observations, built on first request
 
     def view(self, k: int) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must give role {k}'s view of the state (view)")

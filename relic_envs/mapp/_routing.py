@@ -216,10 +216,6 @@ class RoutingBenchmark(DeclaredBenchmark):
     def id_space(self, role: str, instance: Instance) -> int:
         return instance.n_nodes
 
-    def new_episode(self, instance: Instance, interface: str = "paper") -> RoutingEpisode:
-        self.check_instance(instance, interface)
-        return RoutingEpisode(self, instance, interface)
-
     def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Discrete:
         return spaces.Discrete(instance.n_nodes)
 
@@ -262,10 +258,7 @@ class RoutingEpisode(DeclaredEpisode):
     """One routing instance played by three agents until all are back at the depot."""
 
     def __init__(self, bench: RoutingBenchmark, instance: RoutingInstance, interface: str):
-        self.bench = bench
-        self.problem = bench.problem
-        self.instance = instance
-        self.interface = interface
+        super().__init__(bench, instance, interface)
         n = instance.n_nodes
         self.dist = distances(instance.coords)
         self.dist.setflags(write=False)
@@ -277,7 +270,6 @@ class RoutingEpisode(DeclaredEpisode):
         self.dyn = self.problem.init_dynamic(instance, self.dist)
         self.t = 0
         self.fallbacks: list[tuple[int, str, str]] = []  # (step, role, reason) of every return mapped home
-        self._obs: dict[str, dict[str, Any]] = {}
 
     @property
     def done(self) -> bool:
@@ -385,6 +377,9 @@ class RoutingEpisode(DeclaredEpisode):
         parts = [self.pos.astype(np.float64), self.budget, self.home.astype(np.float64), self.visited.ravel().astype(np.float64)]
         parts += [np.ravel(np.asarray(attrs[k], dtype=np.float64)) for k in sorted(attrs)]
         return np.concatenate(parts)
+
+
+RoutingBenchmark.episode_type = RoutingEpisode  # declared after the benchmark, which plays it
 
 
 _ADMIT_DOC = {

@@ -206,10 +206,6 @@ class DispatchBenchmark(DeclaredBenchmark):
     # voids the rollout there; a busy role's answer (exception or not) is ignored.
     void_on_exception = False
 
-    def __init__(self, problem: DispatchProblem):
-        super().__init__(problem)
-        self.minimize = problem.minimize
-
     def _returns_doc(self, role: str) -> str:
         return RETURNS_DOC
 
@@ -218,10 +214,6 @@ class DispatchBenchmark(DeclaredBenchmark):
 
     def id_space(self, role: str, instance: Instance) -> int:
         return instance.n_jobs  # index 0 of the mask = idle (-1), index j + 1 = job j
-
-    def new_episode(self, instance: Instance, interface: str = "paper") -> DispatchEpisode:
-        self.check_instance(instance, interface)
-        return DispatchEpisode(self, instance, interface)
 
     def action_space(self, role: str, instance: Instance, interface: str = "paper") -> spaces.Discrete:
         return spaces.Discrete(instance.n_jobs + 1, start=IDLE)
@@ -268,10 +260,7 @@ class DispatchEpisode(DeclaredEpisode):
     """One scheduling instance played by three resources, one decision epoch per step."""
 
     def __init__(self, bench: DispatchBenchmark, instance: DispatchInstance, interface: str):
-        self.bench = bench
-        self.problem = bench.problem
-        self.instance = instance
-        self.interface = interface
+        super().__init__(bench, instance, interface)
         n, s, k = instance.n_jobs, self.problem.stages, len(ROLES)
         sim = self.problem.simulator
         self.durations = np.asarray(sim.durations(instance), dtype=np.float64)  # (3, N, S)
@@ -294,7 +283,6 @@ class DispatchEpisode(DeclaredEpisode):
         # choice a dispatcher needs, and is forbidden at last-chance epochs anyway).
         self.decisions = {r: 0 for r in ROLES}
         self.choices = {r: 0 for r in ROLES}
-        self._obs: dict[str, dict[str, Any]] = {}
         self._enter(self.t)
 
     # -- the event loop ----------------------------------------------------------------
@@ -467,4 +455,7 @@ class DispatchEpisode(DeclaredEpisode):
         mask[1:] = self._pools[k]
         mask[0] = k != self._designated  # conservative: see the module docs (team stall)
         return mask
+
+
+DispatchBenchmark.episode_type = DispatchEpisode  # declared after the benchmark, which plays it
 
