@@ -175,11 +175,11 @@ def jax_evaluator(name: str, algorithm: str, instances: list, x64: bool) -> tupl
     return jax_eval.evaluator(name, seed_jax_team(name), x64=x64), batch, lambda out: np.asarray(out.steps)
 
 
-def place(batch, size: int):
+def place(batch, size: int | None = None):
     """``batch`` on the device, once, before the timed calls (as the learner, which scores
     many teams on one batch, and an RL loop keep it), split over the host devices as the
     evaluators split it (``relic_envs.core.jax_devices.batch_sharding``). A batch of fewer
-    than ``size`` instances is repeated up to ``size`` on the device (``--distinct``), so
+    than ``size`` (default: its own size) instances is repeated up to ``size`` on the device (``--distinct``), so
     the host never holds the large batch."""
     import jax
     import jax.numpy as jnp
@@ -188,6 +188,7 @@ def place(batch, size: int):
 
     data = jax.device_put(dict(batch.data))
     have = len(jax.tree.leaves(data)[0])
+    size = have if size is None else size
     if have < size:
         reps = -(-size // have)
         data = jax.tree.map(lambda a: jnp.concatenate([a] * reps)[:size], data)
