@@ -65,7 +65,8 @@ def checked_id(value: Any, obs: Mapping[str, Any], function: str, lowest: int, r
 
 class DeclaredBenchmark(ProblemBenchmark):
     """A benchmark from a problem whose ``roles[interface][role]`` are role specs
-    (``function``, ``purpose``, ``params`` of ``name``/``annotation``/``doc``/``codec``).
+    (``function``, ``purpose``, ``params`` of ``name``/``annotation``/``doc``/``codec``)
+    and whose ``minimize`` says the objective's direction.
 
     Subclasses give :meth:`_returns_doc` and :meth:`_check_return`, and set
     ``mask_slot_for_minus_one`` when index 0 of the mask stands for ``-1``.
@@ -77,8 +78,7 @@ class DeclaredBenchmark(ProblemBenchmark):
     def __init__(self, problem: Any):
         super().__init__(problem)
         self.interfaces = tuple(problem.roles)
-        if hasattr(problem, "minimize"):  # a family whose benchmarks differ says it per problem (MAS, CO)
-            self.minimize = problem.minimize
+        self.minimize = problem.minimize  # per problem: MAS-ST maximises, its siblings minimise
         self._signatures = {i: {r: self._signature(i, r) for r in ROLES} for i in self.interfaces}
 
     def new_episode(self, instance: Instance, interface: str = "paper") -> DeclaredEpisode:

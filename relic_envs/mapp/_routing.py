@@ -180,6 +180,7 @@ class RoutingProblem(GeneratedProblem):
     generator: Any
     simulator: Any
     allow_revisit: bool = False  # MAPP-DS: requests recur, so an agent may come back to a node
+    minimize: bool = False  # every routing benchmark collects prize or value
 
     def init_dynamic(self, instance: RoutingInstance, dist: np.ndarray) -> dict[str, np.ndarray]:
         return self.simulator.init_dynamic(instance, dist)
@@ -202,7 +203,6 @@ class RoutingBenchmark(DeclaredBenchmark):
     """A routing benchmark of the paper, from its :class:`RoutingProblem`."""
 
     family = "mapp"
-    minimize = False
     interfaces = ("paper", "alt")
     void_on_exception = False  # B.1: exceptions and malformed outputs are mapped to the depot
     mask_slot_for_minus_one = False  # a node id is the mask's index
