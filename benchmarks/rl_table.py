@@ -3,6 +3,7 @@
     python benchmarks/rl_table.py runs/rl/*            # checkpoint dirs written by `python -m baselines.rl train`
     python benchmarks/rl_table.py --seeds-only dgc     # just (re)compute the seed rows
     python benchmarks/rl_table.py --over-seeds DIR...  # runs of one setting with different --seed: mean ± std
+    python benchmarks/rl_table.py --sweep DIR...        # a validation sweep: every run's best validation score, the choice
 
 Trained policies are scored greedily through the functional env (float64: exact parity with the
 numpy env); the seed team through ``relic_envs.rollout`` on the same canonical test instances.
@@ -45,7 +46,12 @@ def main() -> None:
     parser.add_argument("--seeds-only", nargs="*", default=None)
     parser.add_argument("--over-seeds", action="store_true",
                         help="group the runs by (benchmark, interface, algorithm): test means over training seeds")
+    parser.add_argument("--sweep", action="store_true",
+                        help="group the runs by (benchmark, algorithm): best validation score per (lr, hidden), the best named")
     args = parser.parse_args()
+    if args.sweep:
+        sweep(args.dirs)
+        return
     if args.over_seeds:
         over_seeds(args.dirs)
         return
@@ -98,6 +104,27 @@ def over_seeds(dirs: list[str]) -> None:
             spread = f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
             print(f"| {env} | {interface} | {algo.upper()} | {', '.join(f'{s:,}' for s in steps)} | {regime} | {cells} | "
                   f"{spread} | {seeds[regime]:.2f} | {direction} |", flush=True)
+
+
+def sweep(dirs: list[str]) -> None:
+    """Per (benchmark, algorithm): each run's best validation score (training-regime instances,
+    higher is better) and the configuration that scores best; no test split is read."""
+    from baselines.rl.ppo import Config
+
+    groups: dict[tuple[str, str], list[tuple[float, int, float, int, float, float, str]]] = {}
+    for d in dirs:
+        meta = json.loads((Path(d) / "config.json").read_text())
+        cfg, summ = meta["config"], meta["summary"]
+        lr = Config(cfg["env"], cfg["algo"], lr=cfg["lr"]).learning_rate
+        groups.setdefault((cfg["env"], cfg["algo"]), []).append(
+            (lr, cfg["hidden"], summ["best_val"], summ["best_update"], summ["init_val"], summ["timing"]["env_steps"],
+             Path(d).name))
+    for (env, algo), runs in sorted(groups.items()):
+        print((env, algo))
+        for lr, hidden, best, update, init, steps, _ in sorted(runs):
+            print(f"  lr {lr:<8g} hidden {hidden:>3}  best validation {best:>9.3f} at update {update:>3} "
+                  f"(untrained {init:.3f}; {steps} env steps)")
+        print(f"  chosen: {max(runs, key=lambda r: r[2])[6]}")
 
 
 if __name__ == "__main__":
