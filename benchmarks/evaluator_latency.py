@@ -16,9 +16,11 @@ runs of each and the ratios.
 ``--before REV`` also measures the sandbox of an earlier commit in the same run: a
 git worktree of REV is made in a temporary directory and, for each benchmark, this
 script times that code's sandbox (1 worker, pool) in a child process with the
-worktree first on ``PYTHONPATH``, right after timing today's. Usage::
+worktree first on ``PYTHONPATH``, right after timing today's. ``--teams K`` times K
+distinct teams per call (``evaluate_many``), the shape in which the search scores its
+proposals. Usage::
 
-    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...] [--before REV]
+    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...] [--before REV] [--teams K]
 """
 
 from __future__ import annotations
@@ -55,28 +57,29 @@ from relic_learner.evaluate import TeamEvaluator  # noqa: E402
 _unique = itertools.count()
 
 
-def _once(evaluator: TeamEvaluator, team: dict[str, str], batch) -> float:
-    fresh = {r: f"{src}\n# run {next(_unique)}\n" for r, src in team.items()}
+def _once(evaluator: TeamEvaluator, team: dict[str, str], batch, teams: int = 1) -> float:
+    fresh = [{r: f"{src}\n# run {next(_unique)}\n" for r, src in team.items()} for _ in range(teams)]
     start = time.perf_counter()
-    result = evaluator.evaluate(fresh, batch)
+    results = evaluator.evaluate_many(fresh, batch)  # one team: exactly evaluate()
     elapsed = time.perf_counter() - start
-    if not result.ok:
-        raise RuntimeError(f"seed team invalid: {result.status}")
+    for result in results:
+        if not result.ok:
+            raise RuntimeError(f"seed team invalid: {result.status}")
     return elapsed
 
 
-def _timed(evaluators: list[TeamEvaluator], team: dict[str, str], batch, repeats: int) -> list[float]:
+def _timed(evaluators: list[TeamEvaluator], team: dict[str, str], batch, repeats: int, teams: int = 1) -> list[float]:
     """Best time of each evaluator; the modes alternate so they share the machine's noise."""
     for ev in evaluators:  # warm-up: imports, compiled code, started workers
-        _once(ev, team, batch)
+        _once(ev, team, batch, teams)
     times: list[list[float]] = [[] for _ in evaluators]
     for _ in range(repeats):
         for k, ev in enumerate(evaluators):
-            times[k].append(_once(ev, team, batch))
+            times[k].append(_once(ev, team, batch, teams))
     return [min(t) for t in times]
 
 
-def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = True) -> dict:
+def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = True, teams: int = 1) -> dict:
     bench = get_benchmark(name)
     batch = mixed_batch(relic_envs.splits(name).train, 3, seed=0)
     team = {r: seed_source(name, r, interface) for r in bench.roles}
@@ -85,7 +88,7 @@ def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = 
     if plain:
         evaluators.insert(0, TeamEvaluator(bench, interface=interface, sandbox=False))
     try:
-        times = _timed(evaluators, team, batch, repeats)
+        times = _timed(evaluators, team, batch, repeats, teams)
         isolation = dict(evaluators[-2]._workers[0].isolation)
     finally:
         for ev in evaluators:
@@ -96,12 +99,12 @@ def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = 
     return out
 
 
-def _measure_before(worktree: Path, name: str, interface: str, repeats: int, cores: int) -> dict:
+def _measure_before(worktree: Path, name: str, interface: str, repeats: int, cores: int, teams: int = 1) -> dict:
     """This script's measurement, run on the code of ``worktree`` (an earlier commit)."""
     env = {**os.environ, "PYTHONPATH": str(worktree)}
     # cwd: the earlier code's workers start with ``python -c``, which puts the cwd first on sys.path.
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, interface, str(repeats),
-                           str(cores)], capture_output=True, text=True, env=env, timeout=3600, cwd=worktree)
+                           str(cores), str(teams)], capture_output=True, text=True, env=env, timeout=3600, cwd=worktree)
     if proc.returncode != 0:
         raise RuntimeError(f"the earlier commit's measurement failed: {proc.stderr[-2000:]}")
     before = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -112,15 +115,17 @@ def _measure_before(worktree: Path, name: str, interface: str, repeats: int, cor
 
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:  # a measurement on another commit's code (see --before)
-        name, interface, repeats, cores = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        name, interface, repeats, cores, teams = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
         import relic_learner
 
-        print(json.dumps({**_measure(name, interface, repeats, cores, plain=False), "code": relic_learner.__file__}))
+        print(json.dumps({**_measure(name, interface, repeats, cores, plain=False, teams=teams), "code": relic_learner.__file__}))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--env", nargs="*", default=None, help="benchmarks (default: all built)")
     parser.add_argument("--before", default=None, help="also time the sandbox of this earlier commit, in the same run")
+    parser.add_argument("--teams", type=int, default=1,
+                        help="distinct teams per timed call (evaluate_many, as the search scores its proposals); default 1")
     args = parser.parse_args()
     names = args.env or relic_envs.names()
     cores = os.cpu_count() or 1
@@ -131,7 +136,8 @@ def main() -> None:
         subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(worktree), args.before],
                        check=True, capture_output=True)
     print(f"machine: {platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}")
-    print(f"best of {args.repeats} evaluations (modes interleaved) of the seed team on a 16-instance mixed batch (batch 3)")
+    what = "the seed team" if args.teams == 1 else f"{args.teams} copies of the seed team (distinct sources) in one evaluate_many"
+    print(f"best of {args.repeats} evaluations (modes interleaved) of {what} on a 16-instance mixed batch (batch 3)")
     if worktree is not None:
         print(f"'before' columns: the sandbox of {args.before}, measured in this run right after today's")
     print()
@@ -144,13 +150,13 @@ def main() -> None:
     try:
         for name in names:
             for interface in get_benchmark(name).interfaces:
-                now = _measure(name, interface, args.repeats, cores)
+                now = _measure(name, interface, args.repeats, cores, teams=args.teams)
                 isolation = now["isolation"] or isolation
                 label = name if interface == "paper" else f"{name} ({interface})"
                 line = (f"{label:<20} {now['plain']:>12.3f} {now['one']:>12.3f} {100 * (now['one'] / now['plain'] - 1):>8.1f}% "
                         f"{now['pool']:>12.3f} {now['pool'] / now['plain']:>11.2f}x")
                 if worktree is not None:
-                    before = _measure_before(worktree, name, interface, args.repeats, cores)
+                    before = _measure_before(worktree, name, interface, args.repeats, cores, args.teams)
                     line += (f" {before['one']:>12.3f} {before['pool']:>12.3f} {now['one'] / before['one']:>13.2f}x"
                              f" {now['pool'] / before['pool']:>15.2f}x")
                 print(line, flush=True)

@@ -166,7 +166,9 @@ class TeamEvaluator:
         ``"paper"`` or ``"alt"`` (where the benchmark has it).
     workers:
         Sandbox processes in the pool; default: the machine's CPU count. A batch is
-        split into contiguous chunks across them.
+        split into contiguous chunks across them; several teams evaluated together
+        (:meth:`evaluate_many`) are played whole, side by side, once there are as many
+        teams as workers.
     limits:
         :class:`~relic_learner.sandbox.Limits`; default: the family's per-call limit
         (2 s per DCOP call, 0.25 s per CO decision, 1 s for MAPP/MAS), 1 GiB memory.
@@ -238,7 +240,7 @@ class TeamEvaluator:
             else:
                 pending.append((index, key, sources))
         # One future per (team, chunk); chunks of all teams share the pool.
-        chunks = self._chunks(len(batch))
+        chunks = self._chunks(len(batch), len(pending))
         started = time.perf_counter()
         futures = {
             (index, c): self._threads.submit(self._run_chunk, sources, batch, lo, hi)
@@ -317,9 +319,16 @@ class TeamEvaluator:
                 return Status(False, "syntax", role, f"the program could not be checked ({type(exc).__name__})")
         return None
 
-    def _chunks(self, n: int) -> list[tuple[int, int]]:
-        # In-process evaluation is one chunk: threads would only contend for the GIL.
-        k = max(1, min(self.n_workers if self.sandbox else 1, n))
+    def _chunks(self, n: int, teams: int = 1) -> list[tuple[int, int]]:
+        """How one team's batch of ``n`` instances is cut when ``teams`` teams are evaluated together.
+
+        In-process evaluation is one chunk: threads would only contend for the GIL. In the
+        sandbox a chunk pays a fresh child per role and one round trip per decision step
+        whatever its size, so a team is split only across the workers the other teams
+        leave free: with as many teams as workers, each referee plays whole teams.
+        """
+        workers = self.n_workers if self.sandbox else 1
+        k = max(1, min(-(-workers // max(1, teams)), n))
         bounds = [round(i * n / k) for i in range(k + 1)]
         return [(bounds[i], bounds[i + 1]) for i in range(k)]
 

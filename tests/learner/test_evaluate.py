@@ -70,6 +70,22 @@ def test_evaluate_many_keeps_order_and_mixes_valid_and_invalid(evaluator, team, 
     assert (results[1].status.reason, results[1].status.role) == ("dtype", "A")
 
 
+def test_teams_evaluated_together_play_whole_and_score_as_alone(evaluator, team, splits):
+    """Several teams at once: each referee plays whole teams (one child per role and one round
+    trip per step, instead of two half batches each), and every result is the one alone gives."""
+    assert evaluator._chunks(16, teams=1) == [(0, 8), (8, 16)]
+    assert evaluator._chunks(16, teams=2) == [(0, 16)]
+    assert evaluator._chunks(16, teams=3) == [(0, 16)]
+    batch = Batch(splits.test_instances()[10:14])
+    teams = [team, {**team, "B": None}, {**team, "C": team["C"] + "\n# another team\n"}]
+    together = evaluator.evaluate_many(teams, batch)
+    with TeamEvaluator("dgc", workers=2) as fresh:
+        alone = [fresh.evaluate(t, batch) for t in teams]  # each split over both workers
+    for many, one in zip(together, alone):
+        assert many.ok and one.ok and not many.cached and not one.cached
+        assert many.results == one.results and many.calls == one.calls
+
+
 def test_bad_arguments_raise_precise_errors(evaluator, team, splits):
     with pytest.raises(ValueError, match="missing"):
         evaluator.evaluate({"A": team["A"]}, Batch(splits.test_instances()[:1]))
