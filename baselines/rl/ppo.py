@@ -78,10 +78,16 @@ def training_instances(env: str, count: int, seed: int) -> list:
 
 
 def feature_dims(kind: str, fenv, params_one) -> dict:
-    obs, _ = fenv.reset(jax.random.key(0), params_one)
+    # Shapes only, so traced abstractly: nothing is compiled or run (run eagerly, the reset
+    # compiled each of its primitives on its own, at every instance size).
+    def features(params):
+        obs, _ = fenv.reset(jax.random.key(0), params)
+        return {r: featurize(kind, obs[r]) for r in ROLES}
+
+    shapes = jax.eval_shape(features, params_one)
     dims = {}
     for r in ROLES:
-        f = featurize(kind, obs[r])
+        f = shapes[r]
         d = {"ent": f["ent"].shape[-1], "glob": f["glob"].shape[-1]}
         if kind == "dcop":
             d["val"] = f["val"].shape[-1]
