@@ -25,9 +25,11 @@ def pytest_configure(config):
     os.environ["JAX_COMPILATION_CACHE_DIR"] = str(cache.mkdir("jax-compilation"))
     # Most of the suite's compilations take well under JAX's default threshold of 1 s.
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.1")
-    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(1 << 30))  # least recently used go first
+    if importlib.util.find_spec("filelock"):  # JAX refuses a size limit without it
+        os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(1 << 30))  # least recently used go first
     if "jax" in sys.modules:  # imported before this hook (a plugin): tell it directly
         jax = sys.modules["jax"]
         jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
         jax.config.update("jax_persistent_cache_min_compile_time_secs", float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]))
-        jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
+        if "JAX_COMPILATION_CACHE_MAX_SIZE" in os.environ:
+            jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
