@@ -111,7 +111,8 @@ def sweep(dirs: list[str]) -> None:
     higher is better) and the configuration that scores best; no test split is read."""
     from baselines.rl.ppo import Config
 
-    groups: dict[tuple[str, str], list[tuple[float, int, float, int, float, float, str]]] = {}
+    # per run: (lr, hidden, best validation, its update, untrained validation, env steps, run name)
+    groups: dict[tuple[str, str], list[tuple[float, int, float, int, float, int, str]]] = {}
     for d in dirs:
         meta = json.loads((Path(d) / "config.json").read_text())
         cfg, summ = meta["config"], meta["summary"]
