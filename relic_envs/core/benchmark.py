@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -201,9 +202,27 @@ class Benchmark(abc.ABC):
 
 class GeneratedProblem:
     """A family's problem whose instances come from the benchmark's ``generator`` module
-    (``REGIMES``: regime name -> parameters, training batches first; ``generate(params, rng)``)."""
+    (``REGIMES``: regime name -> parameters, training batches first; ``generate(params, rng)``).
 
+    A benchmark's problem names its instance class and simulator module in its class
+    statement, ``class PCProblem(RoutingProblem, instance=PCInstance, simulator=simulator)``;
+    the rest follows from the instance class, so no fact is written twice: ``name`` is the
+    instance's ``kind`` tag, ``generator`` the module that defines the instance class.
+    """
+
+    name: str
+    instance_type: type
     generator: Any
+    simulator: Any
+
+    def __init_subclass__(cls, instance: type | None = None, simulator: Any = None, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        if instance is not None:
+            if not getattr(instance, "kind", ""):
+                raise TypeError(f"{cls.__name__}: instance class {instance.__name__} has no 'kind' tag")
+            cls.instance_type, cls.name, cls.generator = instance, instance.kind, sys.modules[instance.__module__]
+        if simulator is not None:
+            cls.simulator = simulator
 
     def regimes(self) -> Mapping[str, Any]:
         """Regime name -> generator parameters; training batches first, test last."""

@@ -97,12 +97,8 @@ RETURNS = {
 }
 
 
-class FJAGVProblem(K.ConstructiveProblem):
-    name = "fjagv"
-    instance_type = generator.FJAGVInstance
+class FJAGVProblem(K.ConstructiveProblem, instance=generator.FJAGVInstance, simulator=simulator):
     roles = {"paper": PAPER}
-    generator = generator
-    simulator = simulator
     minimize = True
     returns_doc = RETURNS
     reference_text = {

@@ -95,12 +95,8 @@ RETURNS = {
 }
 
 
-class FSTSPProblem(K.ConstructiveProblem):
-    name = "fstsp"
-    instance_type = generator.FSTSPInstance
+class FSTSPProblem(K.ConstructiveProblem, instance=generator.FSTSPInstance, simulator=simulator):
     roles = {"paper": PAPER}
-    generator = generator
-    simulator = simulator
     minimize = True
     returns_doc = RETURNS
     reference_text = {

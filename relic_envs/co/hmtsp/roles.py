@@ -80,12 +80,8 @@ RETURNS = (
 )
 
 
-class HMTSPProblem(K.ConstructiveProblem):
-    name = "hmtsp"
-    instance_type = generator.HMTSPInstance
+class HMTSPProblem(K.ConstructiveProblem, instance=generator.HMTSPInstance, simulator=simulator):
     roles = {"paper": PAPER}
-    generator = generator
-    simulator = simulator
     minimize = True
     returns_doc = {r: RETURNS for r in "ABC"}
     reference_text = {r: "your vehicle absent (always skipping; the others and the forced assignment serve its customers)"

@@ -79,12 +79,8 @@ RETURNS = {
 }
 
 
-class MRCPSProblem(K.ConstructiveProblem):
-    name = "mrcps"
-    instance_type = generator.MRCPSInstance
+class MRCPSProblem(K.ConstructiveProblem, instance=generator.MRCPSInstance, simulator=simulator):
     roles = {"paper": PAPER}
-    generator = generator
-    simulator = simulator
     minimize = True
     returns_doc = RETURNS
     reference_text = {

@@ -17,14 +17,10 @@ PURPOSES = {
 }
 
 
-class DGCProblem(DCOPProblem):
-    name = "dgc"
+class DGCProblem(DCOPProblem, instance=generator.DGCInstance, simulator=simulator):
     domain = simulator.N_COLORS
-    instance_type = generator.DGCInstance
     purposes = PURPOSES
     role_features = _features.ROLE_FEATURES
-    generator = generator
-    simulator = simulator
 
     def worst_cost(self, instance):
         return float(np.abs(instance.weights).sum())  # every edge monochromatic

@@ -18,14 +18,10 @@ PURPOSES = {
 }
 
 
-class DiMESProblem(DCOPProblem):
-    name = "dimes"
+class DiMESProblem(DCOPProblem, instance=generator.DiMESInstance, simulator=simulator):
     domain = simulator.N_SLOTS
-    instance_type = generator.DiMESInstance
     purposes = PURPOSES
     role_features = _features.ROLE_FEATURES
-    generator = generator
-    simulator = simulator
 
     def worst_cost(self, instance):
         # Every attendance off its meeting's slot, every travel term at its full time,

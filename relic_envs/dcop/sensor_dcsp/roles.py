@@ -41,14 +41,10 @@ PURPOSES = {
 }
 
 
-class SensorProblem(DCOPProblem):
-    name = "sensor_dcsp"
+class SensorProblem(DCOPProblem, instance=generator.SensorInstance, simulator=simulator):
     domain = simulator.N_VALUES
-    instance_type = generator.SensorInstance
     purposes = PURPOSES
     role_features = ROLE_FEATURES
-    generator = generator
-    simulator = simulator
 
     def worst_cost(self, instance):
         # Every target under-covered and over-covered by all its candidate sensors at

@@ -43,14 +43,10 @@ PURPOSES = {
 }
 
 
-class SHDSProblem(DCOPProblem):
-    name = "shds"
+class SHDSProblem(DCOPProblem, instance=generator.SHDSInstance, simulator=simulator):
     domain = simulator.N_STARTS
-    instance_type = generator.SHDSInstance
     purposes = PURPOSES
     role_features = ROLE_FEATURES
-    generator = generator
-    simulator = simulator
 
     def worst_cost(self, instance):
         # Each device at its dearest slots, farthest from its preference, and the whole

@@ -53,9 +53,5 @@ PAPER = {
 ALT = alt_roles("uncertainty", "residual uncertainty", "share of the initial uncertainty removed", _coverage)
 
 
-class ARProblem(R.RoutingProblem):
-    name = "mapp_ar"
-    instance_type = generator.ARInstance
+class ARProblem(R.RoutingProblem, instance=generator.ARInstance, simulator=simulator):
     roles = {"paper": PAPER, "alt": ALT}
-    generator = generator
-    simulator = simulator

@@ -59,10 +59,6 @@ PAPER = {
 ALT = alt_roles("value", "value of the best active request", "served value / value released so far", _coverage, ttl_attr="ttl")
 
 
-class DSProblem(R.RoutingProblem):
-    name = "mapp_ds"
-    instance_type = generator.DSInstance
+class DSProblem(R.RoutingProblem, instance=generator.DSInstance, simulator=simulator):
     roles = {"paper": PAPER, "alt": ALT}
-    generator = generator
-    simulator = simulator
     allow_revisit = True

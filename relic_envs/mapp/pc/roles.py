@@ -53,9 +53,5 @@ PAPER = {
 ALT = alt_roles("prize", "remaining prize", "share of the total prize collected", _coverage)
 
 
-class PCProblem(R.RoutingProblem):
-    name = "mapp_pc"
-    instance_type = generator.PCInstance
+class PCProblem(R.RoutingProblem, instance=generator.PCInstance, simulator=simulator):
     roles = {"paper": PAPER, "alt": ALT}
-    generator = generator
-    simulator = simulator

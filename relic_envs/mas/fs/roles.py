@@ -132,12 +132,8 @@ ALT = alt_roles(
 )
 
 
-class FSProblem(D.DispatchProblem):
-    name = "mas_fs"
-    instance_type = generator.FSInstance
+class FSProblem(D.DispatchProblem, instance=generator.FSInstance, simulator=simulator):
     roles = {"paper": PAPER, "alt": ALT}
-    generator = generator
-    simulator = simulator
     stages = 3
     must_finish = True
     minimize = True

@@ -111,12 +111,8 @@ ALT = alt_roles(
 )
 
 
-class JDProblem(D.DispatchProblem):
-    name = "mas_jd"
-    instance_type = generator.JDInstance
+class JDProblem(D.DispatchProblem, instance=generator.JDInstance, simulator=simulator):
     roles = {"paper": PAPER, "alt": ALT}
-    generator = generator
-    simulator = simulator
     stages = 1
     must_finish = True
     minimize = True

@@ -141,12 +141,8 @@ ALT = alt_roles(
 )
 
 
-class STProblem(D.DispatchProblem):
-    name = "mas_st"
-    instance_type = generator.STInstance
+class STProblem(D.DispatchProblem, instance=generator.STInstance, simulator=simulator):
     roles = {"paper": PAPER, "alt": ALT}
-    generator = generator
-    simulator = simulator
     stages = 1
     must_finish = False
     minimize = False
