@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,11 @@ from relic_envs.errors import InvalidConfig
 from relic_learner import artifacts, killpoints, prompts
 from relic_learner.batches import Batch
 from relic_learner.boundary import strip, tally
-from relic_learner.evaluate import TeamEvaluator
 from relic_learner.intake import Rejection, intake
-from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient
+from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed
 from relic_learner.principles import Archive, PublicTree, parse_principles
 from relic_learner.reference import credit, scalar_summary
-from relic_learner.stream import SearchSettings, StreamLoop, check_positive_int
+from relic_learner.stream import SearchSettings, StreamLoop, StreamPosition, check_positive_int
 from relic_learner.trees import OPERATORS, PrivateTree
 
 log = logging.getLogger("relic_learner")
@@ -138,23 +136,14 @@ def corrupt(text: str) -> str:
     return " ".join(words) + " Always act independently of teammates and commit to the first option found."
 
 
-@dataclasses.dataclass
-class State:
-    """The persistent search state (pickled into the checkpoint)."""
+@dataclasses.dataclass(kw_only=True)
+class State(StreamPosition):
+    """The persistent search state (pickled into the checkpoint): the loop's position and RELIC's trees."""
 
     trees: dict[str, PrivateTree]
     archives: dict[str, Archive]
     public: PublicTree
     incumbent: dict[str, int]
-    incumbent_score: float | None = None
-    b: int = 1
-    phase: str = "start"  # start -> propose -> knowledge -> (next batch) ... -> done
-    role_index: int = 0
-    h: int = 0
-    curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
-    llm_state: dict[str, Any] = dataclasses.field(default_factory=dict)  # the backend's own state (exact resume)
-    events: int = 0
 
 
 class Relic(StreamLoop):
@@ -177,34 +166,21 @@ class Relic(StreamLoop):
 
     config_class = RelicConfig
 
-    def __init__(
-        self,
-        config: RelicConfig,
-        out: str | Path,
-        *,
-        llm: LLMClient | None = None,
-        evaluator: TeamEvaluator | None = None,
-        on_step: Callable[[State], None] | None = None,
-        _state: State | None = None,
-    ):
-        self._set_up(config, out, llm, evaluator, on_step)
-        self.switches = switches(config)
-        if _state is None:
-            self.run.write_json("config.json", dataclasses.asdict(config))
-            self.run.write_json("provenance.json", artifacts.provenance(config.env, config.isolation))
-            self.state = State(
-                trees={r: PrivateTree(r, self.seeds[r], c_node=config.c_node, c_op=config.c_op, max_depth=config.max_depth)
-                       for r in self.roles},
-                archives={r: Archive() for r in self.roles},
-                public=PublicTree(c_pub=config.c_pub, flat=config.ablation == "no_public_tree"),
-                incumbent={r: 0 for r in self.roles},
-            )
-            self.run.truncate_events(0)
-            self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe(),
-                           switches=dataclasses.asdict(self.switches))
-        else:
-            self._resume_from(_state)
-            log.info("resuming %s at batch %d, phase %s", out, _state.b, _state.phase)
+    def _prepare(self) -> None:
+        self.switches = switches(self.config)
+
+    def _new_state(self) -> State:
+        config = self.config
+        return State(
+            trees={r: PrivateTree(r, self.seeds[r], c_node=config.c_node, c_op=config.c_op, max_depth=config.max_depth)
+                   for r in self.roles},
+            archives={r: Archive() for r in self.roles},
+            public=PublicTree(c_pub=config.c_pub, flat=config.ablation == "no_public_tree"),
+            incumbent={r: 0 for r in self.roles},
+        )
+
+    def _start_fields(self) -> dict[str, Any]:
+        return {"switches": dataclasses.asdict(self.switches)}
 
     # -- the loop (StreamLoop: learn, step, checkpoint, batch, resume) ----------------------
     def team(self, **override: str) -> dict[str, str]:
@@ -409,10 +385,7 @@ class Relic(StreamLoop):
     # -- outputs -----------------------------------------------------------------------
     def _finish(self) -> None:
         s = self.state
-        team_dir = self.run.path / "team"
-        team_dir.mkdir(exist_ok=True)
-        for role, source in self.team().items():
-            (team_dir / f"{role}.py").write_text(source)
+        self._write_team()
         self.run.write_json("public_tree.json", s.public.to_dict())
         self.run.write_json("trees.json", {r: t.to_dict() for r, t in s.trees.items()})
         (self.run.path / "operators.md").write_text(operator_table(self.run.proposals()))

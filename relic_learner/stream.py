@@ -8,16 +8,20 @@ atomically, so :meth:`StreamLoop.resume` continues a run killed anywhere and red
 only the step that was cut off. A subclass (:class:`relic_learner.relic.Relic`,
 ``baselines.ahd.IsolatedSearch``) sets ``config_class`` (a :class:`SearchSettings`) and
 implements ``_start_batch``, ``_propose(role, h)``, ``_end_batch``, ``_finish`` and
-``team``; its ``__init__`` calls :meth:`StreamLoop._set_up` (config, run directory,
-benchmark, roles, seeds, stream, LLM client, evaluator), then sets ``state`` (with ``b``,
-``phase``, ``role_index``, ``h``, ``ledger``, ``llm_state``, ``events``): a new one, or
-the checkpoint's through :meth:`StreamLoop._resume_from`.
+``team``, and gives its empty state with ``_new_state`` (with ``b``, ``phase``,
+``role_index``, ``h``, ``ledger``, ``llm_state``, ``events``). The constructor is written
+once, here: it checks the config (``_check``), sets up what every search holds
+(:meth:`StreamLoop._set_up`: config, run directory, benchmark, roles, seeds, stream, LLM
+client, evaluator), lets the method add its own (``_prepare``), then starts a new run
+(``config.json``, ``provenance.json``, the ``run_start`` event) or continues the
+checkpoint's state through :meth:`StreamLoop._resume_from`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,10 +32,13 @@ import relic_envs
 from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
 from relic_envs.seeds import seed_source
+from relic_learner import artifacts
 from relic_learner.batches import Batch, mixed_batch
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.llm import LLMClient, make_client
 from relic_learner.runlog import RunDir
+
+log = logging.getLogger("relic_learner")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,10 +105,64 @@ def run_client(config: Any, run_path: str | Path, *, cache_dir: str | Path | Non
 PHASES = ("start", "propose", "knowledge", "done")  # a batch: start -> propose ... -> knowledge; then the next
 
 
+@dataclasses.dataclass(kw_only=True)
+class StreamPosition:
+    """Where a search stands in the stream, and what its loop checkpoints with it: a search's
+    state (RELIC's ``State``, a comparator's ``SearchState``) adds its own fields to these."""
+
+    incumbent_score: float | None = None
+    b: int = 1
+    phase: str = "start"  # start -> propose -> knowledge (-> next batch) ... -> done
+    role_index: int = 0
+    h: int = 0
+    curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
+    llm_state: dict[str, Any] = dataclasses.field(default_factory=dict)  # the backend's own state (exact resume)
+    events: int = 0
+
+
 class StreamLoop:
     """Batch start, proposals, batch end, checkpoint after each step (see the module docstring)."""
 
     config_class: ClassVar[type]
+
+    def __init__(
+        self,
+        config: SearchSettings,
+        out: str | Path,
+        *,
+        llm: LLMClient | None = None,
+        evaluator: TeamEvaluator | None = None,
+        on_step: Callable[[Any], None] | None = None,
+        _state: Any = None,
+    ):
+        self._check(config)
+        self._set_up(config, out, llm, evaluator, on_step)
+        self._prepare()
+        if _state is None:
+            self.run.write_json("config.json", dataclasses.asdict(config))
+            self.run.write_json("provenance.json", artifacts.provenance(config.env, config.isolation))
+            self.state = self._new_state()
+            self.run.truncate_events(0)
+            self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe(),
+                           **self._start_fields())
+        else:
+            self._resume_from(_state)  # the cut-off step is redone, as in ``relic learn``
+            log.info("resuming %s at batch %d, phase %s", out, _state.b, _state.phase)
+
+    def _check(self, config: SearchSettings) -> None:
+        """Raise ``InvalidConfig`` for a config this search cannot run (default: every config runs)."""
+
+    def _prepare(self) -> None:
+        """The method's own set-up, after :meth:`_set_up` and before the state exists."""
+
+    def _new_state(self) -> Any:
+        """A new run's empty state."""
+        raise NotImplementedError
+
+    def _start_fields(self) -> dict[str, Any]:
+        """What the method adds to the ``run_start`` event."""
+        return {}
 
     @classmethod
     def resume(cls, out: str | Path, **kw: Any):
@@ -129,6 +190,13 @@ class StreamLoop:
         self.evaluator = evaluator or TeamEvaluator(self.bench, interface=config.interface, workers=config.workers,
                                                     isolation=config.isolation)
         self.on_step = on_step
+
+    def _write_team(self) -> None:
+        """The final team's sources, one file per role under ``team/`` of the run directory."""
+        team_dir = self.run.path / "team"
+        team_dir.mkdir(exist_ok=True)
+        for role, source in self.team().items():
+            (team_dir / f"{role}.py").write_text(source)
 
     def _resume_from(self, state: Any) -> None:
         """Continue from a checkpoint: the ledger and the backend's state restored; the events after

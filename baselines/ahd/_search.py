@@ -50,7 +50,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +58,9 @@ import numpy as np
 from relic_envs.errors import InvalidConfig
 from relic_learner import prompts
 from relic_learner.batches import Batch
-from relic_learner.evaluate import TeamEvaluator
 from relic_learner.intake import Rejection, intake
-from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed, LLMClient
-from relic_learner.stream import SearchSettings, StreamLoop
+from relic_learner.llm import AUXILIARY, PROPOSAL, LLMCallFailed
+from relic_learner.stream import SearchSettings, StreamLoop, StreamPosition
 
 log = logging.getLogger("baselines.ahd")
 
@@ -105,22 +103,13 @@ class Offer:
     parents: tuple[int, ...] = ()
 
 
-@dataclasses.dataclass
-class SearchState:
-    """The persistent state of a comparator run (pickled into the checkpoint)."""
+@dataclasses.dataclass(kw_only=True)
+class SearchState(StreamPosition):
+    """The persistent state of a comparator run (pickled into the checkpoint): the loop's position and the method's."""
 
     roles: dict[str, Any]  # role -> the method's own search state
     incumbent: dict[str, Candidate]
-    incumbent_score: float | None = None
     next_id: dict[str, int] = dataclasses.field(default_factory=dict)
-    b: int = 1
-    phase: str = "start"  # start -> propose -> knowledge (-> next batch) ... -> done
-    role_index: int = 0
-    h: int = 0
-    curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    ledger: dict[str, Any] = dataclasses.field(default_factory=dict)
-    llm_state: dict[str, Any] = dataclasses.field(default_factory=dict)  # the backend's own state (exact resume)
-    events: int = 0
     # role -> (batch, teammates' incumbent ids) its retained programs were last scored with
     context: dict[str, tuple] = dataclasses.field(default_factory=dict)
 
@@ -136,30 +125,18 @@ class IsolatedSearch(StreamLoop, abc.ABC):
     config_class = SearchConfig
     schedules: tuple[str, ...] = ("paper",)  # the SearchConfig.schedule values this method implements
 
-    def __init__(
-        self,
-        config: SearchConfig,
-        out: str | Path,
-        *,
-        llm: LLMClient | None = None,
-        evaluator: TeamEvaluator | None = None,
-        on_step: Callable[[SearchState], None] | None = None,
-        _state: SearchState | None = None,
-    ):
+    def _check(self, config: SearchConfig) -> None:
         if config.method != self.name:
             raise InvalidConfig(f"config.method is {config.method!r} but this search is {self.name!r}")
         if config.schedule not in self.schedules:
             raise InvalidConfig(f"{self.name} has no {config.schedule!r} schedule (only {list(self.schedules)})")
-        self._set_up(config, out, llm, evaluator, on_step)
+
+    def _prepare(self) -> None:
         self.targets = {r: prompts.target_block(self.signatures[r], self.seeds[r]) for r in self.roles}
         self.attempt = ""
-        if _state is None:
-            self.run.write_json("config.json", dataclasses.asdict(config))
-            self.state = SearchState(roles={r: self.new_role_state(r) for r in self.roles}, incumbent={})
-            self.run.truncate_events(0)
-            self.run.event("run_start", config=dataclasses.asdict(config), llm=self.llm.describe())
-        else:
-            self._resume_from(_state)  # the cut-off step is redone, as in ``relic learn``
+
+    def _new_state(self) -> SearchState:
+        return SearchState(roles={r: self.new_role_state(r) for r in self.roles}, incumbent={})
 
     @classmethod
     def create(cls, out: str | Path, **config: Any) -> IsolatedSearch:
@@ -323,10 +300,7 @@ class IsolatedSearch(StreamLoop, abc.ABC):
 
     def _finish(self) -> None:
         s = self.state
-        team_dir = self.run.path / "team"
-        team_dir.mkdir(exist_ok=True)
-        for role, source in self.team().items():
-            (team_dir / f"{role}.py").write_text(source)
+        self._write_team()
         self.run.write_json("curve.json", s.curve)
         self.run.event("run_end", score=s.incumbent_score, incumbent={r: c.id for r, c in s.incumbent.items()},
                        ledger=self.llm.ledger.snapshot())
