@@ -18,9 +18,11 @@ git worktree of REV is made in a temporary directory and, for each benchmark, th
 script times that code's sandbox (1 worker, pool) in a child process with the
 worktree first on ``PYTHONPATH``, right after timing today's. ``--teams K`` times K
 distinct teams per call (``evaluate_many``), the shape in which the search scores its
-proposals. Usage::
+proposals. ``--cpu`` adds the CPU seconds of each mode (this process and every process
+below it: referees, zygotes, role workers; the least of the repeats): what bounds the
+pool when its processes already share every core. Usage::
 
-    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...] [--before REV] [--teams K]
+    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...] [--before REV] [--teams K] [--cpu]
 """
 
 from __future__ import annotations
@@ -57,26 +59,54 @@ from relic_learner.evaluate import TeamEvaluator  # noqa: E402
 _unique = itertools.count()
 
 
-def _once(evaluator: TeamEvaluator, team: dict[str, str], batch, teams: int = 1) -> float:
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and every process below it (referees, zygotes, role workers),
+    with what the exited ones left in their parents' ``cutime``: on 2 cores the pool is bound
+    by this sum, not by any one process's wall clock."""
+    own = os.times()
+    children: dict[int, list[tuple[int, int]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue  # exited meanwhile
+            fields = stat[stat.rindex(")") + 2:].split()
+            children.setdefault(int(fields[1]), []).append((int(entry), sum(int(x) for x in fields[11:15])))
+    ticks, todo = 0, [os.getpid()]
+    while todo:
+        for pid, used in children.get(todo.pop(), []):
+            ticks += used
+            todo.append(pid)
+    return own.user + own.system + own.children_user + own.children_system + ticks / _TICK
+
+
+def _once(evaluator: TeamEvaluator, team: dict[str, str], batch, teams: int = 1) -> tuple[float, float]:
+    """Wall and CPU seconds of one evaluation."""
     fresh = [{r: f"{src}\n# run {next(_unique)}\n" for r, src in team.items()} for _ in range(teams)]
-    start = time.perf_counter()
+    cpu, start = _cpu_seconds(), time.perf_counter()
     results = evaluator.evaluate_many(fresh, batch)  # one team: exactly evaluate()
     elapsed = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu
     for result in results:
         if not result.ok:
             raise RuntimeError(f"seed team invalid: {result.status}")
-    return elapsed
+    return elapsed, cpu
 
 
-def _timed(evaluators: list[TeamEvaluator], team: dict[str, str], batch, repeats: int, teams: int = 1) -> list[float]:
-    """Best time of each evaluator; the modes alternate so they share the machine's noise."""
+def _timed(evaluators: list[TeamEvaluator], team: dict[str, str], batch, repeats: int, teams: int = 1
+           ) -> tuple[list[float], list[float]]:
+    """Best wall time and least CPU time of each evaluator; the modes alternate so they share the machine's noise."""
     for ev in evaluators:  # warm-up: imports, compiled code, started workers
         _once(ev, team, batch, teams)
-    times: list[list[float]] = [[] for _ in evaluators]
+    times: list[list[tuple[float, float]]] = [[] for _ in evaluators]
     for _ in range(repeats):
         for k, ev in enumerate(evaluators):
             times[k].append(_once(ev, team, batch, teams))
-    return [min(t) for t in times]
+    return [min(w for w, _ in t) for t in times], [min(c for _, c in t) for t in times]
 
 
 def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = True, teams: int = 1) -> dict:
@@ -88,14 +118,14 @@ def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = 
     if plain:
         evaluators.insert(0, TeamEvaluator(bench, interface=interface, sandbox=False))
     try:
-        times = _timed(evaluators, team, batch, repeats, teams)
+        times, cpu = _timed(evaluators, team, batch, repeats, teams)
         isolation = dict(evaluators[-2]._workers[0].isolation)
     finally:
         for ev in evaluators:
             ev.close()
-    out = {"one": times[-2], "pool": times[-1], "isolation": isolation}
+    out = {"one": times[-2], "pool": times[-1], "cpu_one": cpu[-2], "cpu_pool": cpu[-1], "isolation": isolation}
     if plain:
-        out["plain"] = times[0]
+        out["plain"], out["cpu_plain"] = times[0], cpu[0]
     return out
 
 
@@ -124,6 +154,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--env", nargs="*", default=None, help="benchmarks (default: all built)")
     parser.add_argument("--before", default=None, help="also time the sandbox of this earlier commit, in the same run")
+    parser.add_argument("--cpu", action="store_true",
+                        help="also print CPU seconds (this process and all below it) of each mode, and the ratios")
     parser.add_argument("--teams", type=int, default=1,
                         help="distinct teams per timed call (evaluate_many, as the search scores its proposals); default 1")
     args = parser.parse_args()
@@ -144,6 +176,10 @@ def main() -> None:
     header = f"{'benchmark':<20} {'in-process s':>12} {'sandbox 1w s':>12} {'overhead':>9} {f'pool {cores}w s':>12} {'pool/in-proc':>12}"
     if worktree is not None:
         header += f" {'before 1w s':>12} {'before pool':>12} {'1w now/before':>14} {'pool now/before':>16}"
+    if args.cpu:
+        header += f" {'cpu in-proc':>11} {'cpu 1w':>8} {'cpu pool':>8} {'1w/in-proc':>10}"
+        if worktree is not None:
+            header += f" {'before cpu 1w':>13} {'cpu 1w now/before':>17}"
     print(header)
     print("-" * len(header))
     isolation: dict = {}
@@ -159,6 +195,11 @@ def main() -> None:
                     before = _measure_before(worktree, name, interface, args.repeats, cores, args.teams)
                     line += (f" {before['one']:>12.3f} {before['pool']:>12.3f} {now['one'] / before['one']:>13.2f}x"
                              f" {now['pool'] / before['pool']:>15.2f}x")
+                if args.cpu:
+                    line += (f" {now['cpu_plain']:>11.3f} {now['cpu_one']:>8.3f} {now['cpu_pool']:>8.3f}"
+                             f" {now['cpu_one'] / now['cpu_plain']:>9.2f}x")
+                    if worktree is not None:
+                        line += f" {before['cpu_one']:>13.3f} {now['cpu_one'] / before['cpu_one']:>16.2f}x"
                 print(line, flush=True)
     finally:
         if worktree is not None:

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from relic_envs.core.benchmark import Invalid
+from relic_envs.core.declared import copy_observation
 from relic_envs.core.instance import Instance
 from relic_envs.core.registry import get_benchmark
 from relic_envs.core.rollout import RolloutResult, _ask, play_requests
@@ -470,7 +471,9 @@ class _Referee:
             return results, calls
         references = {k: {r: bench.reference_policy(r, job.interface) for r in bench.roles if r not in programs}
                       for k in range(n)}
-        games = {k: play_requests(bench, job.instances[k], job.interface) for k in range(n)}
+        # Observations uncopied: they are only read here (pickled to the workers), and the
+        # referee's table shares an unchanged instance array by identity instead of by digest.
+        games = {k: play_requests(bench, job.instances[k], job.interface, copies=False) for k in range(n)}
         asked: dict[int, dict[str, Any]] = {}
         for k, game in games.items():
             self._advance(k, game, None, asked, results)
@@ -485,7 +488,7 @@ class _Referee:
             for k, obs in asked.items():  # fixed reference behaviour: trusted, played here
                 for role, observation in obs.items():
                     if role not in programs:
-                        answers[k][role] = _ask(references[k][role], observation)
+                        answers[k][role] = _ask(references[k][role], copy_observation(observation))
             for role, requests, deadline in waiting:
                 self.progress[1] = "ABC".index(role) if role in "ABC" else -1
                 for (k, _), answer in zip(requests, self._replies(role, requests, deadline)):

@@ -54,6 +54,12 @@ class Episode(abc.ABC):
     def observe(self, role: str) -> dict[str, Any]:
         """The role's observation now (fresh arrays the caller may keep)."""
 
+    def peek(self, role: str) -> dict[str, Any]:
+        """The role's observation now, for a caller that only reads it: an episode that caches
+        its observations hands out the cached arrays, not copies (the sandbox's referee, which
+        pickles them to a worker, saves a copy per array and per step)."""
+        return self.observe(role)
+
     @abc.abstractmethod
     def step(self, actions: Mapping[str, Any]) -> Invalid | None:
         """Apply one step of checked actions; return the rejection if one was invalid.

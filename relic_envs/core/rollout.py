@@ -111,7 +111,7 @@ def drive(requests: Generator[dict[str, Any], dict[str, Any], RolloutResult], te
         return stop.value
 
 
-def play_requests(bench: Benchmark, instance: Instance, interface: str = "paper",
+def play_requests(bench: Benchmark, instance: Instance, interface: str = "paper", *, copies: bool = True,
                   ) -> Generator[dict[str, Any], dict[str, Any], RolloutResult]:
     """One rollout as a conversation: yields ``{role: observation}`` of the roles acting
     this step, receives ``{role: action or Exception}``, returns the :class:`RolloutResult`.
@@ -122,11 +122,14 @@ def play_requests(bench: Benchmark, instance: Instance, interface: str = "paper"
     An exception as an answer is judged as a raising policy is: it voids the rollout
     (naming the role; the first acting role in role order wins), or, where the
     benchmark maps failures to a fallback (MAPP, MAS, CO), it is that fallback.
+    ``copies=False`` yields the episode's own arrays (:meth:`Episode.peek`), for a caller
+    that only reads them and must not write them.
     """
     episode = bench.new_episode(instance, interface)
+    look = episode.observe if copies else episode.peek
     while not episode.done:
         acting = [role for role in bench.roles if episode.acting(role)]  # a busy machine, an agent back home: not called
-        answers = yield {role: episode.observe(role) for role in acting}
+        answers = yield {role: look(role) for role in acting}
         actions = {role: WAIT for role in bench.roles if role not in acting}
         for role in acting:
             answer = answers[role]

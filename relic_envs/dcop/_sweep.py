@@ -365,6 +365,9 @@ class SweepEpisode(Episode):
     def observe(self, role: str) -> dict[str, Any]:
         return copy_observation(self._observation(role))
 
+    def peek(self, role: str) -> dict[str, Any]:
+        return self._observation(role)
+
     def check(self, role: str, action: Any) -> Invalid | None:
         try:
             self.bench._signatures[role].check_return(action, self._observation(role))

@@ -94,3 +94,48 @@ def test_large_arrays_cross_once_also_inside_a_dict_argument():
         assert np.array_equal(got["graph"]["dist_mat"], dist) and got["graph"]["nodes"] == [(0, 0.5, 0.5, 1.0)]
         got["graph"]["dist_mat"][0, 0] = -1.0  # a program scribbling on its copy changes nothing held
     assert channel.expand(second, held)["graph"]["dist_mat"][0, 0] == 0.0
+
+
+def _digests(monkeypatch) -> list[int]:
+    import hashlib
+
+    calls, real = [], hashlib.blake2b
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hashlib, "blake2b", counting)
+    return calls
+
+
+def test_an_unchangeable_array_is_known_by_identity_and_a_changed_one_is_sent_again(monkeypatch):
+    digests = _digests(monkeypatch)
+    table, held = channel.ShareTable(), {}
+    fixed = np.arange(1024, dtype=np.float64)
+    fixed.setflags(write=False)  # as every instance array is
+    live = np.arange(1024, dtype=np.float64)  # a writeable array the referee may change in place
+    sent = [table.compact({"fixed": fixed, "live": live}) for _ in range(3)]
+    assert len(digests) == 1 + 3  # the fixed array once, the live one at every step
+    assert [s["fixed"].array is None for s in sent] == [False, True, True]
+    for s in sent:
+        assert np.array_equal(channel.expand(s, held)["fixed"], fixed)
+    live[0] = -5.0  # the same object, new content: it must cross again, not be named by its old key
+    again = table.compact({"fixed": fixed, "live": live})
+    assert again["live"].array is not None and channel.expand(again, held)["live"][0] == -5.0
+    assert channel.expand(sent[-1], held)["live"][0] == 0.0  # what that step sent, not the change
+
+
+def test_a_parameter_whose_arrays_never_repeat_stops_being_digested(monkeypatch):
+    # DCOP's per-sweep uniforms ``u`` differ at every step: after SHARE_PROBE digests that
+    # found no repeat they are sent as they are, and still arrive exactly.
+    digests = _digests(monkeypatch)
+    table, held = channel.ShareTable(), {}
+    rng = np.random.default_rng(0)
+    steps = [rng.random(1024) for _ in range(channel.SHARE_PROBE + 10)]
+    out = [table.compact({"u": u}) for u in steps]
+    assert len(digests) == channel.SHARE_PROBE
+    assert all(type(o["u"]) is channel.Shared for o in out[:channel.SHARE_PROBE])
+    assert all(type(o["u"]) is np.ndarray for o in out[channel.SHARE_PROBE:])
+    for o, u in zip(out, steps):
+        assert np.array_equal(channel.expand(pickle.loads(pickle.dumps(o)), held)["u"], u)
