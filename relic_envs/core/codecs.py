@@ -74,7 +74,9 @@ class Matrix(Codec):
         return spaces.Box(0.0, INF, (n, n), np.float64)
 
     def decode(self, value):
-        return np.array(value, dtype=np.float64)
+        # Not copied: an episode's observe() already hands out a copy, and the sandbox's
+        # referee (which reads the episode's read-only matrix) shares it with a worker by identity.
+        return np.asarray(value, dtype=np.float64)
 
 
 class NodeList(Codec):
@@ -132,7 +134,7 @@ class Graph(Codec):
 
     def decode(self, value):
         rows = np.asarray(value["nodes"])
-        return {"dist_mat": np.array(value["dist_mat"], dtype=np.float64), "nodes": _rows(rows, self.ints)}
+        return {"dist_mat": np.asarray(value["dist_mat"], dtype=np.float64), "nodes": _rows(rows, self.ints)}  # as Matrix
 
 
 class AgentState(Codec):

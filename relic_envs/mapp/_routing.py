@@ -102,7 +102,7 @@ def budget_left(v: View):
 
 
 def dist_mat(v: View):
-    return v.dist.copy()
+    return v.dist  # read-only; the episode hands out copies (observe), the referee shares it by identity (peek)
 
 
 def dist_row(v: View):
@@ -124,7 +124,7 @@ def graph(*attrs: str):
         n = v.dist.shape[0]
         cols = [np.arange(n, dtype=np.float64), v.instance.coords[:, 0], v.instance.coords[:, 1]]
         cols += [np.asarray(v.nodes[a], dtype=np.float64) for a in attrs]
-        return {"dist_mat": v.dist.copy(), "nodes": np.stack(cols, axis=1)}
+        return {"dist_mat": v.dist, "nodes": np.stack(cols, axis=1)}  # dist: as in dist_mat
 
     return get
 
