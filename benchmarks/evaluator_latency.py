@@ -50,6 +50,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from _proc import tree_cpu_seconds  # noqa: E402  (benchmarks/_proc.py, beside this script)
+
 import relic_envs  # noqa: E402
 from relic_envs.core.registry import get_benchmark  # noqa: E402
 from relic_envs.seeds import seed_source  # noqa: E402
@@ -59,29 +61,11 @@ from relic_learner.evaluate import TeamEvaluator  # noqa: E402
 _unique = itertools.count()
 
 
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
 def _cpu_seconds() -> float:
-    """CPU time of this process and every process below it (referees, zygotes, role workers),
-    with what the exited ones left in their parents' ``cutime``: on 2 cores the pool is bound
-    by this sum, not by any one process's wall clock."""
+    """CPU time of this process and every process below it (referees, zygotes, role workers):
+    on 2 cores the pool is bound by this sum, not by any one process's wall clock."""
     own = os.times()
-    children: dict[int, list[tuple[int, int]]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue  # exited meanwhile
-            fields = stat[stat.rindex(")") + 2:].split()
-            children.setdefault(int(fields[1]), []).append((int(entry), sum(int(x) for x in fields[11:15])))
-    ticks, todo = 0, [os.getpid()]
-    while todo:
-        for pid, used in children.get(todo.pop(), []):
-            ticks += used
-            todo.append(pid)
-    return own.user + own.system + own.children_user + own.children_system + ticks / _TICK
+    return own.user + own.system + own.children_user + own.children_system + tree_cpu_seconds(os.getpid())
 
 
 def _once(evaluator: TeamEvaluator, team: dict[str, str], batch, teams: int = 1) -> tuple[float, float]:

@@ -124,7 +124,21 @@ class DeclaredBenchmark(ProblemBenchmark):
         raise NotImplementedError(f"{type(self).__name__} must give a role's number of identifiers (id_space)")
 
 
-class DeclaredEpisode(Episode):
+class CachedEpisode(Episode):
+    """An episode that builds each role's observation once per step (``_observation``) and
+    hands out copies (``observe``), or to a caller that only reads them the cached arrays (``peek``)."""
+
+    def _observation(self, role: str) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} must build a role's observation (_observation)")
+
+    def observe(self, role: str) -> dict[str, Any]:
+        return copy_observation(self._observation(role))
+
+    def peek(self, role: str) -> dict[str, Any]:
+        return self._observation(role)
+
+
+class DeclaredEpisode(CachedEpisode):
     """An episode of a :class:`DeclaredBenchmark`: a role's observation is its declared
     parameters read off the family's view of the state, plus its action mask.
 
@@ -157,9 +171,3 @@ class DeclaredEpisode(Episode):
             obs["action_mask"] = self.action_mask(k, view)
             self._obs[role] = obs
         return self._obs[role]
-
-    def observe(self, role: str) -> dict[str, Any]:
-        return copy_observation(self._observation(role))
-
-    def peek(self, role: str) -> dict[str, Any]:
-        return self._observation(role)

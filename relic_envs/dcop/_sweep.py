@@ -28,8 +28,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from relic_envs.core.benchmark import ROLES, WAIT, Episode, GeneratedProblem, Invalid, ProblemBenchmark
-from relic_envs.core.declared import copy_observation
+from relic_envs.core.benchmark import ROLES, WAIT, GeneratedProblem, Invalid, ProblemBenchmark
+from relic_envs.core.declared import CachedEpisode
 from relic_envs.core.instance import Instance
 from relic_envs.core.signature import Param, Signature
 from relic_envs.dcop._explore import exploration
@@ -321,7 +321,7 @@ class DCOPBenchmark(ProblemBenchmark):
         return SWEEPS
 
 
-class SweepEpisode(Episode):
+class SweepEpisode(CachedEpisode):
     """One DCOP instance played for 50 synchronous sweeps."""
 
     def __init__(self, bench: DCOPBenchmark, instance: Instance):
@@ -361,12 +361,6 @@ class SweepEpisode(Episode):
                 obs[name] = np.asarray(value, dtype=dtype)
             self._obs[role] = obs
         return self._obs[role]
-
-    def observe(self, role: str) -> dict[str, Any]:
-        return copy_observation(self._observation(role))
-
-    def peek(self, role: str) -> dict[str, Any]:
-        return self._observation(role)
 
     def check(self, role: str, action: Any) -> Invalid | None:
         try:

@@ -145,3 +145,26 @@ def test_tampered_split_file_is_refused(tmp_path, monkeypatch):
 def test_rollout_needs_every_role():
     with pytest.raises(InvalidConfig, match="missing"):
         relic_envs.rollout("dgc", {"A": lambda o: o["cur"]}, relic_envs.splits("dgc").test_instances()[:1])
+
+
+def test_a_problem_takes_its_name_and_generator_from_its_instance_class():
+    from relic_envs.core.registry import get_benchmark
+
+    for name in relic_envs.names():
+        problem = get_benchmark(name).problem
+        assert problem.name == name == problem.instance_type.kind
+        assert problem.generator.__name__ == problem.instance_type.__module__
+        assert problem.generator.__name__.endswith(".generator") and problem.simulator.__name__.endswith(".simulator")
+
+
+def test_a_problem_needs_an_instance_class_with_a_kind_tag():
+    from relic_envs.core.benchmark import GeneratedProblem
+    from relic_envs.core.instance import Instance
+
+    class Untagged(Instance):
+        def validate(self) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="Untagged has no 'kind' tag"):
+        class Problem(GeneratedProblem, instance=Untagged):
+            pass
