@@ -8,8 +8,8 @@ atomically, so :meth:`StreamLoop.resume` continues a run killed anywhere and red
 only the step that was cut off. A subclass (:class:`relic_learner.relic.Relic`,
 ``baselines.ahd.IsolatedSearch``) sets ``config_class`` (a :class:`SearchSettings`) and
 implements ``_start_batch``, ``_propose(role, h)``, ``_end_batch``, ``_finish`` and
-``team``, and gives its empty state with ``_new_state`` (with ``b``, ``phase``,
-``role_index``, ``h``, ``ledger``, ``llm_state``, ``events``). The constructor is written
+``team``, and gives its empty state with ``_new_state`` (a :class:`StreamPosition`, which
+the loop reads and advances, with the method's own fields). The constructor is written
 once, here: it checks the config (``_check``), sets up what every search holds
 (:meth:`StreamLoop._set_up`: config, run directory, benchmark, roles, seeds, stream, LLM
 client, evaluator), lets the method add its own (``_prepare``), then starts a new run
@@ -158,7 +158,7 @@ class StreamLoop:
 
     def _new_state(self) -> Any:
         """A new run's empty state."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must give a new run's empty state (_new_state)")
 
     def _start_fields(self) -> dict[str, Any]:
         """What the method adds to the ``run_start`` event."""
