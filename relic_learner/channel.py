@@ -81,7 +81,8 @@ class ShareTable:
 
     Two shortcuts keep the digest (about 0.5 GB/s here, slower than sending a small array)
     off the common paths: an array that cannot change (read-only and owning its memory, as
-    every instance array is) and was shared before is known by identity; and a parameter
+    every instance array is; this assumes no trusted code writes it through a view made
+    before it was set read-only, and none does) and was shared before is known by identity; and a parameter
     whose arrays almost never repeat (DCOP's per-sweep uniforms ``u``) stops being digested
     once :data:`SHARE_PROBE` tries found it repeating less than one time in ten.
     """
