@@ -1,11 +1,18 @@
-"""CPU accounting of a process tree, for the benchmark scripts (Linux ``/proc``)."""
+"""Process helpers for the benchmark scripts: CPU of a process tree, another commit's code."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 _TICK = os.sysconf("SC_CLK_TCK")
+_ROOT = Path(__file__).resolve().parent.parent
 
 
 def tree_cpu_seconds(root: int) -> float:
@@ -26,3 +33,29 @@ def tree_cpu_seconds(root: int) -> float:
             ticks += used
             todo.append(pid)
     return ticks / _TICK
+
+
+@contextlib.contextmanager
+def commit_checkout(rev: str | None) -> Iterator[Path | None]:
+    """A git worktree of ``rev`` in a temporary directory (``None`` without a ``rev``), removed after."""
+    if rev is None:
+        yield None
+        return
+    worktree = Path(tempfile.mkdtemp(prefix="relic-before-")) / "worktree"
+    subprocess.run(["git", "-C", str(_ROOT), "worktree", "add", "--detach", str(worktree), rev],
+                   check=True, capture_output=True)
+    try:
+        yield worktree
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], capture_output=True, cwd=_ROOT)
+
+
+def run_script_on(code: Path, script: str, *args: str) -> dict:
+    """Run ``script`` (a benchmark script's path) with ``args`` on the code in ``code`` (first on
+    ``PYTHONPATH``; also the cwd, since sandbox workers start with ``python -c``, which puts the
+    cwd first on ``sys.path``) and return the JSON object its last output line holds."""
+    proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(code)}, cwd=code, timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the measurement on {code} failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])

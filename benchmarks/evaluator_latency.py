@@ -45,12 +45,10 @@ import argparse  # noqa: E402
 import itertools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from _proc import tree_cpu_seconds  # noqa: E402  (benchmarks/_proc.py, beside this script)
+from _proc import commit_checkout, run_script_on, tree_cpu_seconds  # noqa: E402  (benchmarks/_proc.py)
 
 import relic_envs  # noqa: E402
 from relic_envs.core.registry import get_benchmark  # noqa: E402
@@ -115,13 +113,8 @@ def _measure(name: str, interface: str, repeats: int, cores: int, plain: bool = 
 
 def _measure_before(worktree: Path, name: str, interface: str, repeats: int, cores: int, teams: int = 1) -> dict:
     """This script's measurement, run on the code of ``worktree`` (an earlier commit)."""
-    env = {**os.environ, "PYTHONPATH": str(worktree)}
-    # cwd: the earlier code's workers start with ``python -c``, which puts the cwd first on sys.path.
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, interface, str(repeats),
-                           str(cores), str(teams)], capture_output=True, text=True, env=env, timeout=3600, cwd=worktree)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the earlier commit's measurement failed: {proc.stderr[-2000:]}")
-    before = json.loads(proc.stdout.strip().splitlines()[-1])
+    before = run_script_on(worktree, str(Path(__file__).resolve()), "--child", name, interface, str(repeats),
+                           str(cores), str(teams))
     if not Path(before["code"]).resolve().is_relative_to(worktree.resolve()):
         raise RuntimeError(f"the child measured {before['code']}, not the earlier commit in {worktree}")
     return before
@@ -145,29 +138,23 @@ def main() -> None:
     args = parser.parse_args()
     names = args.env or relic_envs.names()
     cores = os.cpu_count() or 1
-    worktree = None
-    if args.before:
-        worktree = Path(tempfile.mkdtemp(prefix="relic-before-")) / "worktree"
-        root = Path(__file__).resolve().parent.parent
-        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(worktree), args.before],
-                       check=True, capture_output=True)
-    print(f"machine: {platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}")
-    what = "the seed team" if args.teams == 1 else f"{args.teams} copies of the seed team (distinct sources) in one evaluate_many"
-    print(f"best of {args.repeats} evaluations (modes interleaved) of {what} on a 16-instance mixed batch (batch 3)")
-    if worktree is not None:
-        print(f"'before' columns: the sandbox of {args.before}, measured in this run right after today's")
-    print()
-    header = f"{'benchmark':<20} {'in-process s':>12} {'sandbox 1w s':>12} {'overhead':>9} {f'pool {cores}w s':>12} {'pool/in-proc':>12}"
-    if worktree is not None:
-        header += f" {'before 1w s':>12} {'before pool':>12} {'1w now/before':>14} {'pool now/before':>16}"
-    if args.cpu:
-        header += f" {'cpu in-proc':>11} {'cpu 1w':>8} {'cpu pool':>8} {'1w/in-proc':>10}"
+    with commit_checkout(args.before) as worktree:
+        print(f"machine: {platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}")
+        what = "the seed team" if args.teams == 1 else f"{args.teams} copies of the seed team (distinct sources) in one evaluate_many"
+        print(f"best of {args.repeats} evaluations (modes interleaved) of {what} on a 16-instance mixed batch (batch 3)")
         if worktree is not None:
-            header += f" {'before cpu 1w':>13} {'cpu 1w now/before':>17}"
-    print(header)
-    print("-" * len(header))
-    isolation: dict = {}
-    try:
+            print(f"'before' columns: the sandbox of {args.before}, measured in this run right after today's")
+        print()
+        header = f"{'benchmark':<20} {'in-process s':>12} {'sandbox 1w s':>12} {'overhead':>9} {f'pool {cores}w s':>12} {'pool/in-proc':>12}"
+        if worktree is not None:
+            header += f" {'before 1w s':>12} {'before pool':>12} {'1w now/before':>14} {'pool now/before':>16}"
+        if args.cpu:
+            header += f" {'cpu in-proc':>11} {'cpu 1w':>8} {'cpu pool':>8} {'1w/in-proc':>10}"
+            if worktree is not None:
+                header += f" {'before cpu 1w':>13} {'cpu 1w now/before':>17}"
+        print(header)
+        print("-" * len(header))
+        isolation: dict = {}
         for name in names:
             for interface in get_benchmark(name).interfaces:
                 now = _measure(name, interface, args.repeats, cores, teams=args.teams)
@@ -185,10 +172,6 @@ def main() -> None:
                     if worktree is not None:
                         line += f" {before['cpu_one']:>13.3f} {now['cpu_one'] / before['cpu_one']:>16.2f}x"
                 print(line, flush=True)
-    finally:
-        if worktree is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], capture_output=True,
-                           cwd=Path(__file__).resolve().parent.parent)
     held = [k for k, v in isolation.items() if v]
     print(f"\nrole worker OS isolation: {', '.join(held) or 'none (see docs/learner.md)'}")
 

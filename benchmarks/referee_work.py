@@ -14,9 +14,12 @@ process), side by side. ``--rounds N`` (with ``--before``) also times the refere
 alternating the two commits N times (each a fresh child process: a warm-up play, then
 three timed plays), and prints the medians of the referee's wall and CPU seconds and of
 its role workers' CPU seconds (the process tree below it): on this VM one run of each
-differs from the next by 10-40%, which alternating and medians tame. Usage::
+differs from the next by 10-40%, which alternating and medians tame. ``--profile`` prints,
+per benchmark, the referee's cProfile of one play (after a warm-up play), the functions
+that took most time with what they called. ``--digest-speed`` prints what a content digest
+and a pickle round trip of one array cost here. Usage::
 
-    python benchmarks/referee_work.py [--env dimes mapp_pc ...] [--before REV [--rounds N]]
+    python benchmarks/referee_work.py [--env dimes mapp_pc ...] [--before REV [--rounds N]] [--profile] [--digest-speed]
 """
 
 from __future__ import annotations
@@ -26,24 +29,41 @@ import json
 import os
 import pickle
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from _proc import tree_cpu_seconds  # benchmarks/_proc.py, beside this script
+from _proc import commit_checkout, run_script_on, tree_cpu_seconds  # benchmarks/_proc.py, beside this script
+
+_SCRIPT = str(Path(__file__).resolve())
+_HERE = Path(__file__).resolve().parent.parent
+
+
+def _job_maker(name: str, interface: str):
+    """``job(k)``: the seed team (a distinct text per ``k``, as the evaluator's cache would require)
+    on the 16-instance mixed batch of training batch 3."""
+    import relic_envs
+    from relic_envs.core.registry import get_benchmark
+    from relic_envs.seeds import seed_source
+    from relic_learner import sandbox
+    from relic_learner.batches import mixed_batch
+
+    bench = get_benchmark(name)
+    instances = tuple(mixed_batch(relic_envs.splits(name).train, 3, seed=0).instances)
+    team = {r: seed_source(name, r, interface) for r in bench.roles}
+    call_s = sandbox.Limits.for_family(bench.family).call_s
+
+    def job(k: int):
+        return sandbox.Job(name, interface, {r: f"{src}\n# play {k}\n" for r, src in team.items()}, instances, call_s)
+
+    return job
 
 
 def _count(name: str, interface: str) -> dict[str, float]:
     import hashlib
 
-    import relic_envs
     from relic_envs.core import declared
-    from relic_envs.core.registry import get_benchmark
-    from relic_envs.seeds import seed_source
     from relic_learner import sandbox
-    from relic_learner.batches import mixed_batch
 
     count = {"digests": 0, "digest_mib": 0.0, "sent_mib": 0.0, "copies": 0}
     real_digest, real_send, real_copy = hashlib.blake2b, sandbox._RoleProcess.send, declared.copy_observation
@@ -68,17 +88,14 @@ def _count(name: str, interface: str) -> dict[str, float]:
                 count["copies"] += 1
         return out
 
+    job = _job_maker(name, interface)
     hashlib.blake2b, sandbox._RoleProcess.send = digest, send
     patched = [m for m in list(sys.modules.values()) if getattr(m, "copy_observation", None) is real_copy]
     for module in patched:  # every module that imported the function by name
         module.copy_observation = copy
-    bench = get_benchmark(name)
-    batch = mixed_batch(relic_envs.splits(name).train, 3, seed=0)
-    team = {r: seed_source(name, r, interface) for r in bench.roles}
     referee = sandbox._Referee([0, -1, 0, 0])
     try:
-        referee.play(sandbox.Job(name, interface, team, tuple(batch.instances),
-                                 sandbox.Limits.for_family(bench.family).call_s))
+        referee.play(job(0))
     finally:
         referee.close()
         hashlib.blake2b, sandbox._RoleProcess.send = real_digest, real_send
@@ -89,22 +106,10 @@ def _count(name: str, interface: str) -> dict[str, float]:
 
 def _time(name: str, interface: str, plays: int = 3) -> dict[str, float]:
     """Mean wall and CPU seconds of the referee's play (after a warm-up play), and its workers' CPU."""
-    import relic_envs
-    from relic_envs.core.registry import get_benchmark
-    from relic_envs.seeds import seed_source
     from relic_learner import sandbox
-    from relic_learner.batches import mixed_batch
 
-    bench = get_benchmark(name)
-    batch = mixed_batch(relic_envs.splits(name).train, 3, seed=0)
-    team = {r: seed_source(name, r, interface) for r in bench.roles}
-    call_s = sandbox.Limits.for_family(bench.family).call_s
+    job = _job_maker(name, interface)
     referee = sandbox._Referee([0, -1, 0, 0])
-
-    def job(k: int):  # a distinct text per play, as the evaluator's cache would require
-        return sandbox.Job(name, interface, {r: f"{src}\n# play {k}\n" for r, src in team.items()},
-                           tuple(batch.instances), call_s)
-
     try:
         referee.play(job(0))
         referee.spares()
@@ -119,22 +124,63 @@ def _time(name: str, interface: str, plays: int = 3) -> dict[str, float]:
     return {"wall": wall / plays, "cpu": cpu / plays, "workers": workers / plays}
 
 
-def _child(code: Path, what: str, name: str, interface: str) -> dict[str, float]:
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), what, name, interface],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(code)},
-                          cwd=code, timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the measurement on {code} failed: {proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def _profile(name: str, interface: str, lines: int = 30) -> None:
+    import cProfile
+    import pstats
+
+    from relic_learner import sandbox
+
+    job = _job_maker(name, interface)
+    referee = sandbox._Referee([0, -1, 0, 0])
+    try:
+        referee.play(job(0))
+        referee.spares()
+        profile = cProfile.Profile()
+        profile.enable()
+        referee.play(job(1))
+        profile.disable()
+    finally:
+        referee.close()
+    print(f"\n{name} ({interface}): the referee's play under cProfile, by cumulative time")
+    pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(lines)
 
 
-def _count_before(worktree: Path, name: str, interface: str) -> dict[str, float]:
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", name, interface],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(worktree)},
-                          cwd=worktree, timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the earlier commit's count failed: {proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def _digest_speed() -> None:
+    import hashlib
+    import timeit
+
+    import numpy as np
+
+    print("one float64 array: blake2b digest vs pickle round trip (protocol 5) vs copy, microseconds")
+    for size in (6_400, 12_800, 51_200):
+        a = np.random.default_rng(0).random(size // 8)
+        costs = [min(timeit.repeat(f, number=2000, repeat=3)) / 2000 * 1e6 for f in (
+            lambda a=a: hashlib.blake2b(a.data, digest_size=16).digest(),
+            lambda a=a: pickle.loads(pickle.dumps(a, protocol=5)),
+            a.copy)]
+        print(f"{size:>7} bytes: digest {costs[0]:6.1f}  pickle round trip {costs[1]:6.1f}  copy {costs[2]:5.1f}"
+              f"  (digest {size / costs[0] / 1e3:.2f} GB/s)")
+
+
+def _print_times(names: list[str], worktree: Path, rounds: int) -> None:
+    from relic_envs.core.registry import get_benchmark
+
+    print(f"\nthe referee's play, seconds per job: medians of {rounds} alternating rounds (before, now)")
+    header = (f"{'benchmark':<20} {'wall now':>9} {'before':>7} {'ratio':>6} {'referee cpu now':>15} {'before':>7}"
+              f" {'ratio':>6} {'workers cpu now':>15} {'before':>7} {'ratio':>6}")
+    print(header)
+    print("-" * len(header))
+    for name in names:
+        for interface in get_benchmark(name).interfaces:
+            runs: dict[str, list[dict[str, float]]] = {"now": [], "before": []}
+            for _ in range(rounds):
+                runs["before"].append(run_script_on(worktree, _SCRIPT, "--time-child", name, interface))
+                runs["now"].append(run_script_on(_HERE, _SCRIPT, "--time-child", name, interface))
+            med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "workers")} for k, v in runs.items()}
+            label = name if interface == "paper" else f"{name} ({interface})"
+            cells = "".join(f" {med['now'][m]:>{w}.3f} {med['before'][m]:>7.3f} {med['now'][m] / med['before'][m]:>5.2f}x"
+                            for m, w in (("wall", 9), ("cpu", 15), ("workers", 15)))
+            print(f"{label:<20}{cells}", flush=True)
 
 
 def main() -> None:
@@ -148,60 +194,39 @@ def main() -> None:
     parser.add_argument("--env", nargs="*", default=None, help="benchmarks (default: all built)")
     parser.add_argument("--before", default=None, help="also count on this earlier commit")
     parser.add_argument("--rounds", type=int, default=0, help="with --before: also time both, alternating, N rounds")
+    parser.add_argument("--profile", action="store_true", help="also print the referee's cProfile of one play")
+    parser.add_argument("--digest-speed", action="store_true", help="also print the cost of one digest here")
     args = parser.parse_args()
     import relic_envs
     from relic_envs.core.registry import get_benchmark
 
-    worktree = None
-    if args.before:
-        worktree = Path(tempfile.mkdtemp(prefix="relic-before-")) / "worktree"
-        subprocess.run(["git", "-C", str(Path(__file__).resolve().parent.parent), "worktree", "add", "--detach",
-                        str(worktree), args.before], check=True, capture_output=True)
-    header = f"{'benchmark':<20} {'digests':>8} {'digest MiB':>10} {'sent MiB':>9} {'copies':>7}"
-    if worktree is not None:
-        header += f" | {'before: digests':>15} {'digest MiB':>10} {'sent MiB':>9} {'copies':>7}"
-    print("per job: the seed team on the 16-instance mixed batch of training batch 3, one referee")
-    print(header)
-    print("-" * len(header))
-    try:
-        for name in args.env or relic_envs.names():
+    names = args.env or relic_envs.names()
+    with commit_checkout(args.before) as worktree:
+        header = f"{'benchmark':<20} {'digests':>8} {'digest MiB':>10} {'sent MiB':>9} {'copies':>7}"
+        if worktree is not None:
+            header += f" | {'before: digests':>15} {'digest MiB':>10} {'sent MiB':>9} {'copies':>7}"
+        print("per job: the seed team on the 16-instance mixed batch of training batch 3, one referee")
+        print(header)
+        print("-" * len(header))
+        for name in names:
             for interface in get_benchmark(name).interfaces:
                 label = name if interface == "paper" else f"{name} ({interface})"
                 now = _count(name, interface)
                 line = (f"{label:<20} {now['digests']:>8} {now['digest_mib']:>10.1f} {now['sent_mib']:>9.1f}"
                         f" {now['copies']:>7}")
                 if worktree is not None:
-                    b = _count_before(worktree, name, interface)
+                    b = run_script_on(worktree, _SCRIPT, "--child", name, interface)
                     line += f" | {b['digests']:>15} {b['digest_mib']:>10.1f} {b['sent_mib']:>9.1f} {b['copies']:>7}"
                 print(line, flush=True)
         if worktree is not None and args.rounds:
-            _print_times(args.env or relic_envs.names(), worktree, args.rounds)
-    finally:
-        if worktree is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], capture_output=True,
-                           cwd=Path(__file__).resolve().parent.parent)
-
-
-def _print_times(names: list[str], worktree: Path, rounds: int) -> None:
-    from relic_envs.core.registry import get_benchmark
-
-    here = Path(__file__).resolve().parent.parent
-    print(f"\nthe referee's play, seconds per job: medians of {rounds} alternating rounds (before, now)")
-    header = (f"{'benchmark':<20} {'wall now':>9} {'before':>7} {'ratio':>6} {'referee cpu now':>15} {'before':>7}"
-              f" {'ratio':>6} {'workers cpu now':>15} {'before':>7} {'ratio':>6}")
-    print(header)
-    print("-" * len(header))
-    for name in names:
-        for interface in get_benchmark(name).interfaces:
-            runs: dict[str, list[dict[str, float]]] = {"now": [], "before": []}
-            for _ in range(rounds):
-                runs["before"].append(_child(worktree, "--time-child", name, interface))
-                runs["now"].append(_child(here, "--time-child", name, interface))
-            med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "workers")} for k, v in runs.items()}
-            label = name if interface == "paper" else f"{name} ({interface})"
-            cells = "".join(f" {med['now'][m]:>{w}.3f} {med['before'][m]:>7.3f} {med['now'][m] / med['before'][m]:>5.2f}x"
-                            for m, w in (("wall", 9), ("cpu", 15), ("workers", 15)))
-            print(f"{label:<20}{cells}", flush=True)
+            _print_times(names, worktree, args.rounds)
+    if args.profile:
+        for name in names:
+            for interface in get_benchmark(name).interfaces:
+                _profile(name, interface)
+    if args.digest_speed:
+        print()
+        _digest_speed()
 
 
 if __name__ == "__main__":

@@ -79,7 +79,8 @@ class Shared:
 class ShareTable:
     """The referee's side: which arrays (by dtype, shape and content digest) a child already holds.
 
-    Two shortcuts keep the digest (about 0.5 GB/s here, slower than sending a small array)
+    Two shortcuts keep the digest (0.5-0.7 GB/s here, costlier than pickling the array:
+    ``benchmarks/referee_work.py --digest-speed``)
     off the common paths: an array that cannot change (read-only and owning its memory, as
     every instance array is; this assumes no trusted code writes it through a view made
     before it was set read-only, and none does) and was shared before is known by identity; and a parameter
