@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-from relic_envs.core.references import load_results
+from relic_envs.core.references import load_results, save_results
 
 
 def by_size(regimes) -> list[str]:
@@ -42,6 +42,15 @@ def solve_test_splits(benchmark: str, solve: Callable[[Any], Any], fields: Seque
         solved[regime] = [solve(inst) for inst in tqdm(instances, desc=f"{desc} {benchmark} {regime}", disable=not progress)]
         results[regime] = stack_fields(solved[regime], fields)
     return results, solved
+
+
+def write_test_cache(cls: type[Cache], path: Path, benchmark: str, solve: Callable[[Any], Any],
+                     fields: Sequence[str], meta: dict[str, Any], progress: bool = True) -> Cache:
+    """``solve`` every canonical test instance, store ``fields`` with ``meta`` at ``path``, and return them as ``cls``
+    (a :class:`TestSplitCache`); for a solver whose results are all plain fields (no routes to pad)."""
+    results, _ = solve_test_splits(benchmark, solve, fields, "cp-sat", progress)
+    save_results(path, results, meta)
+    return cls(results, meta)
 
 
 def stack_fields(solved: Sequence[Any], fields: Sequence[str]) -> dict[str, np.ndarray]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import relic_envs
+from relic_experiments.spec import SearchChoices
 from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.llm.ratelimit import RateLimiter
@@ -29,17 +30,11 @@ LLM_CACHE = "llm_cache"  # the grid's response cache, under OUT
 
 
 @dataclasses.dataclass(frozen=True)
-class Cell:
+class Cell(SearchChoices):
     method: str
     env: str
     interface: str
     seed: int
-    llm: str = "offline"
-    base_url: str | None = None
-    batches: int = 5
-    proposals: int = 10
-    ablation: str = "none"
-    communication: str = "full"
 
     @property
     def key(self) -> str:

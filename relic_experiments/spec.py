@@ -41,19 +41,28 @@ def known_methods() -> tuple[str, ...]:
     return (RELIC, *sorted(METHODS))
 
 
-@dataclasses.dataclass(frozen=True)
-class GridSpec:
-    name: str
-    methods: tuple[str, ...]
-    envs: tuple[str, ...]
-    seeds: tuple[int, ...] = (0, 1, 2)
-    interfaces: tuple[str, ...] = ("paper",)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SearchChoices:
+    """What a grid passes unchanged to every one of its cells: the LLM and the search's budget and variant."""
+
     llm: str = "offline"
     base_url: str | None = None
     batches: int = 5
     proposals: int = 10
     ablation: str = "none"
     communication: str = "full"
+
+    def search_choices(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(SearchChoices)}
+
+
+@dataclasses.dataclass(frozen=True)
+class GridSpec(SearchChoices):
+    name: str
+    methods: tuple[str, ...]
+    envs: tuple[str, ...]
+    seeds: tuple[int, ...] = (0, 1, 2)
+    interfaces: tuple[str, ...] = ("paper",)
     rpm: int | None = None  # the whole grid's LLM requests per minute (every cell, every node)
     tpm: int | None = None  # and tokens per minute
     rate_window_s: float = 60.0  # the window rpm and tpm count in (60 s: per minute; tests use shorter ones)
@@ -101,8 +110,7 @@ class GridSpec:
         for method, env, interface, seed in itertools.product(self.methods, self.envs, self.interfaces, self.seeds):
             if interface != "paper" and interface not in relic_envs.get_benchmark(env).interfaces:
                 continue  # the alternative interface exists for MAPP and MAS only
-            out.append(Cell(method, env, interface, seed, self.llm, self.base_url, self.batches, self.proposals,
-                            self.ablation, self.communication))
+            out.append(Cell(method, env, interface, seed, **self.search_choices()))
         return out
 
 

@@ -72,14 +72,14 @@ from baselines._test_splits import (
     load_cache_as,
     machine_note,
     reference_main,
-    solve_test_splits,
     write_meta,
+    write_test_cache,
 )
 from relic_envs.co.fjagv import simulator as fsim
 from relic_envs.co.fjagv.generator import FJAGVInstance
 from relic_envs.co.mrcps import simulator as msim
 from relic_envs.co.mrcps.generator import MRCPSInstance
-from relic_envs.core.references import reference_path, save_results
+from relic_envs.core.references import reference_path
 from relic_envs.errors import InvalidConfig
 
 BENCHMARKS = ("fjagv", "mrcps")
@@ -527,11 +527,9 @@ def write_cache(benchmark: str, *, time_limit: float = DEFAULT_TIME_LIMIT, worke
         benchmark, time_limit, workers, hint,
         model="exact interval model" if benchmark == "mrcps" else "relaxation: no deadhead, AGVs as a cumulative (bound valid)",
         time_unit=1 / (MRCPS_UNIT if benchmark == "mrcps" else FJAGV_SCALE), machine=machine_note())
-    results, _ = solve_test_splits(
-        benchmark, lambda inst: solve(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
-        FIELDS, "cp-sat", progress)
-    save_results(path or cache_path(benchmark), results, meta)
-    return SchedCache(results, meta)
+    return write_test_cache(SchedCache, path or cache_path(benchmark), benchmark,
+                            lambda inst: solve(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
+                            FIELDS, meta, progress)
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> SchedCache | None:

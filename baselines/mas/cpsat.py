@@ -67,12 +67,12 @@ from baselines._test_splits import (
     cpsat_summary,
     load_cache_as,
     reference_main,
-    solve_test_splits,
     write_meta,
+    write_test_cache,
 )
 from relic_envs.core.benchmark import ROLES
 from relic_envs.core.instance import Instance
-from relic_envs.core.references import reference_path, save_results
+from relic_envs.core.references import reference_path
 from relic_envs.core.registry import get_benchmark
 from relic_envs.errors import InvalidConfig
 
@@ -447,11 +447,9 @@ def write_cache(
 ) -> OptimumCache:
     """Solve every canonical test instance and store the results (``relic-baselines optimum --write``)."""
     meta = write_meta(benchmark, time_limit, workers, hint, time_scale=TIME_SCALE)
-    results, _ = solve_test_splits(
-        benchmark, lambda inst: solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
-        FIELDS, "cp-sat", progress)
-    save_results(path or cache_path(benchmark), results, meta)
-    return OptimumCache(results, meta)
+    return write_test_cache(OptimumCache, path or cache_path(benchmark), benchmark,
+                            lambda inst: solve_cpsat(benchmark, inst, time_limit=time_limit, workers=workers, hint=hint),
+                            FIELDS, meta, progress)
 
 
 def load_cache(benchmark: str, path: Path | None = None) -> OptimumCache | None:

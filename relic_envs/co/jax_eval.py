@@ -48,13 +48,9 @@ import numpy as np
 
 from relic_envs.core.instance import Instance
 from relic_envs.core.jax_kit import benchmark_module
+from relic_envs.core.registry import family_modules
 
-_MODULES = {
-    "hmtsp": "relic_envs.co.hmtsp.jax_eval",
-    "fstsp": "relic_envs.co.fstsp.jax_eval",
-    "fjagv": "relic_envs.co.fjagv.jax_eval",
-    "mrcps": "relic_envs.co.mrcps.jax_eval",
-}
+_MODULES = family_modules("co", "jax_eval")
 
 
 def module(name: str) -> ModuleType:

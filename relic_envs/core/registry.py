@@ -45,6 +45,13 @@ class BenchmarkSpec:
     def implemented(self) -> bool:
         return self.entry_point is not None
 
+    @property
+    def package(self) -> str:
+        """The benchmark's folder as a package, ``relic_envs.<family>.<name>`` (its five modules live there)."""
+        if self.entry_point is None:
+            raise NotImplementedError(f"{self.name} is not built yet: it has no package")
+        return self.entry_point.split(":")[0].rsplit(".", 1)[0]
+
 
 # family -> (appendix section, package under relic_envs)
 _FAMILIES = {"mapp": ("B.1", "mapp"), "mas": ("B.2", "mas"), "co": ("B.3", "co"), "dcop": ("B.4", "dcop")}
@@ -74,6 +81,14 @@ SPECS: tuple[BenchmarkSpec, ...] = (
     _row("dcop", "shds", "shds", "Smart Home Device Scheduling (SHDS)", "energy + preference + overload cost (min)"),
 )
 _BY_NAME = {s.name: s for s in SPECS}
+
+
+def family_modules(family: str, module: str) -> dict[str, str]:
+    """Benchmark name -> ``relic_envs.<family>.<name>.<module>`` for every built benchmark of a family,
+    e.g. ``family_modules("mas", "jax_eval")`` for the family's per-benchmark JAX evaluators."""
+    if family not in _FAMILIES:
+        raise InvalidConfig(f"unknown family {family!r}; known: {sorted(_FAMILIES)}")
+    return {s.name: f"{s.package}.{module}" for s in SPECS if s.family == family and s.implemented}
 
 
 def names(*, include_planned: bool = False) -> list[str]:

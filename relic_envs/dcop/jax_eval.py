@@ -16,15 +16,11 @@ import numpy as np
 
 from relic_envs.core.instance import Instance
 from relic_envs.core.jax_kit import benchmark_module
+from relic_envs.core.registry import family_modules
 from relic_envs.dcop import _jax_sweep as js
 from relic_envs.dcop._sweep import SWEEPS
 
-_MODULES = {
-    "dgc": "relic_envs.dcop.dgc.jax_eval",
-    "dimes": "relic_envs.dcop.dimes.jax_eval",
-    "sensor_dcsp": "relic_envs.dcop.sensor_dcsp.jax_eval",
-    "shds": "relic_envs.dcop.shds.jax_eval",
-}
+_MODULES = family_modules("dcop", "jax_eval")
 
 
 def problem_module(name: str):

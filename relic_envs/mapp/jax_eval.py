@@ -20,14 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from relic_envs.core.jax_kit import benchmark_module
+from relic_envs.core.registry import family_modules
 from relic_envs.mapp import _jax_routing as jr
 from relic_envs.mapp._routing import RoutingInstance
 
-_MODULES = {
-    "mapp_pc": "relic_envs.mapp.pc.jax_eval",
-    "mapp_ar": "relic_envs.mapp.ar.jax_eval",
-    "mapp_ds": "relic_envs.mapp.ds.jax_eval",
-}
+_MODULES = family_modules("mapp", "jax_eval")
 
 
 def problem(name: str) -> jr.JaxRoutingProblem:

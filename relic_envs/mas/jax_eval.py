@@ -23,14 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from relic_envs.core.jax_kit import benchmark_module
+from relic_envs.core.registry import family_modules
 from relic_envs.mas import _jax_dispatch as jd
 from relic_envs.mas._dispatch import DispatchInstance
 
-_MODULES = {
-    "mas_jd": "relic_envs.mas.jd.jax_eval",
-    "mas_st": "relic_envs.mas.st.jax_eval",
-    "mas_fs": "relic_envs.mas.fs.jax_eval",
-}
+_MODULES = family_modules("mas", "jax_eval")
 
 
 def problem(name: str) -> jd.JaxDispatchProblem:

@@ -78,3 +78,16 @@ def test_a_batch_runner_returns_numpy_in_the_precision_asked():
     prepared = batch_runner(lambda data: data["v"] + 1, x64=True, prepare=lambda data: {"v": data["v"] * 10})
     assert prepared(batch).tolist() == [1.0, 11.0, 21.0, 31.0]
     assert prepared.jitted.lower(batch.data) is not None  # what benchmarks/jax_throughput.py measures
+
+
+def test_a_familys_per_benchmark_modules_come_from_the_one_benchmark_table():
+    from relic_envs.core.registry import SPECS, family_modules
+
+    for family in ("mapp", "mas", "co", "dcop"):
+        modules = family_modules(family, "jax_eval")
+        assert sorted(modules) == sorted(s.name for s in SPECS if s.family == family)
+        for name, path in modules.items():
+            assert benchmark_module(modules, name, "JAX evaluator").__name__ == path
+    assert family_modules("dcop", "roles")["sensor_dcsp"] == "relic_envs.dcop.sensor_dcsp.roles"
+    with pytest.raises(InvalidConfig, match="unknown family 'ml'"):
+        family_modules("ml", "jax_eval")
