@@ -15,10 +15,10 @@ _TICK = os.sysconf("SC_CLK_TCK")
 _ROOT = Path(__file__).resolve().parent.parent
 
 
-def tree_cpu_seconds(root: int) -> float:
-    """CPU seconds (user + system) of every process below ``root``, with what the exited ones
+def tree_cpu_split(root: int) -> tuple[float, float]:
+    """User and system CPU seconds of every process below ``root``, with what the exited ones
     left in their parents' ``cutime``/``cstime``; ``/proc`` counts in clock ticks (10 ms here)."""
-    children: dict[int, list[tuple[int, int]]] = {}
+    children: dict[int, list[tuple[int, int, int]]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -26,13 +26,20 @@ def tree_cpu_seconds(root: int) -> float:
             except OSError:
                 continue  # exited meanwhile
             fields = stat[stat.rindex(")") + 2:].split()
-            children.setdefault(int(fields[1]), []).append((int(entry), sum(int(x) for x in fields[11:15])))
-    ticks, todo = 0, [root]
+            user, system, c_user, c_system = (int(x) for x in fields[11:15])
+            children.setdefault(int(fields[1]), []).append((int(entry), user + c_user, system + c_system))
+    user_ticks = system_ticks = 0
+    todo = [root]
     while todo:
-        for pid, used in children.get(todo.pop(), []):
-            ticks += used
+        for pid, user, system in children.get(todo.pop(), []):
+            user_ticks, system_ticks = user_ticks + user, system_ticks + system
             todo.append(pid)
-    return ticks / _TICK
+    return user_ticks / _TICK, system_ticks / _TICK
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) of every process below ``root`` (:func:`tree_cpu_split`)."""
+    return sum(tree_cpu_split(root))
 
 
 @contextlib.contextmanager

@@ -17,9 +17,13 @@ its role workers' CPU seconds (the process tree below it): on this VM one run of
 differs from the next by 10-40%, which alternating and medians tame. ``--profile`` prints,
 per benchmark, the referee's cProfile of one play (after a warm-up play), the functions
 that took most time with what they called. ``--digest-speed`` prints what a content digest
-and a pickle round trip of one array cost here. Usage::
+and a pickle round trip of one array cost here. ``--worker-cpu`` compares what the jailed
+role workers cost per job (their user and system CPU, over 3 jobs) with the same work done
+in this process: the messages one job sent each role, recorded, unpickled and answered by
+the worker's own code (``role_worker._Worker``) without a jail, a fork or a pipe. Usage::
 
     python benchmarks/referee_work.py [--env dimes mapp_pc ...] [--before REV [--rounds N]] [--profile] [--digest-speed]
+                                      [--worker-cpu]
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ import sys
 import time
 from pathlib import Path
 
-from _proc import commit_checkout, run_script_on, tree_cpu_seconds  # benchmarks/_proc.py, beside this script
+from _proc import (  # benchmarks/_proc.py, beside this script
+    commit_checkout,
+    run_script_on,
+    tree_cpu_seconds,
+    tree_cpu_split,
+)
 
 _SCRIPT = str(Path(__file__).resolve())
 _HERE = Path(__file__).resolve().parent.parent
@@ -145,6 +154,50 @@ def _profile(name: str, interface: str, lines: int = 30) -> None:
     pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(lines)
 
 
+def _worker_cpu(name: str, interface: str, plays: int = 3) -> dict[str, float]:
+    """Per job: the jailed workers' user and system CPU, and the same messages answered here."""
+    from relic_envs.core.registry import get_benchmark
+    from relic_learner import role_worker, sandbox
+
+    job = _job_maker(name, interface)
+    sent: list[tuple[str, bytes]] = []
+    real_send = sandbox._RoleProcess.send
+
+    def send(self, message, deadline):
+        sent.append((self.key[2], pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)))
+        return real_send(self, message, deadline)
+
+    referee = sandbox._Referee([0, -1, 0, 0])
+    try:
+        referee.play(job(0))
+        referee.spares()
+        sandbox._RoleProcess.send = send
+        try:
+            referee.play(job(1))  # recorded, and timed below with the others
+        finally:
+            sandbox._RoleProcess.send = real_send
+        referee.spares()
+        user, system = tree_cpu_split(os.getpid())
+        for k in range(plays):
+            referee.play(job(k + 2))
+            referee.spares()
+        after = tree_cpu_split(os.getpid())
+    finally:
+        referee.close()
+    signatures = get_benchmark(name).signatures(interface)
+    here = 0.0
+    for role in signatures:
+        worker = role_worker._Worker(-1, -1, signatures[role])
+        start = time.process_time()
+        for to, raw in sent:
+            if to == role:
+                message = pickle.loads(raw)
+                worker.load(*message[1:]) if message[0] == "load" else worker.act(message[1])
+        here += time.process_time() - start
+    return {"user": (after[0] - user) / plays, "system": (after[1] - system) / plays, "here": here,
+            "messages": len(sent)}
+
+
 def _digest_speed() -> None:
     import hashlib
     import timeit
@@ -196,6 +249,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=0, help="with --before: also time both, alternating, N rounds")
     parser.add_argument("--profile", action="store_true", help="also print the referee's cProfile of one play")
     parser.add_argument("--digest-speed", action="store_true", help="also print the cost of one digest here")
+    parser.add_argument("--worker-cpu", action="store_true",
+                        help="also compare the jailed workers' CPU per job with the same messages answered here")
     args = parser.parse_args()
     import relic_envs
     from relic_envs.core.registry import get_benchmark
@@ -227,6 +282,17 @@ def main() -> None:
     if args.digest_speed:
         print()
         _digest_speed()
+    if args.worker_cpu:
+        print("\nthe role workers' CPU seconds per job: jailed (3 jobs; user, system) and the same messages answered here")
+        header = f"{'benchmark':<20} {'messages':>8} {'jailed user':>11} {'system':>7} {'here':>6} {'jailed/here':>11}"
+        print(header)
+        print("-" * len(header))
+        for name in names:
+            for interface in get_benchmark(name).interfaces:
+                label = name if interface == "paper" else f"{name} ({interface})"
+                w = _worker_cpu(name, interface)
+                print(f"{label:<20} {w['messages']:>8} {w['user']:>11.3f} {w['system']:>7.3f} {w['here']:>6.3f}"
+                      f" {(w['user'] + w['system']) / w['here']:>10.2f}x", flush=True)
 
 
 if __name__ == "__main__":
