@@ -215,25 +215,30 @@ def _digest_speed() -> None:
               f"  (digest {size / costs[0] / 1e3:.2f} GB/s)")
 
 
-def _print_times(names: list[str], worktree: Path, rounds: int) -> None:
+def _rows(names: list[str]):
+    """``(name, interface, label)`` for every interface of every benchmark in ``names``, in order."""
     from relic_envs.core.registry import get_benchmark
 
+    for name in names:
+        for interface in get_benchmark(name).interfaces:
+            yield name, interface, name if interface == "paper" else f"{name} ({interface})"
+
+
+def _print_times(names: list[str], worktree: Path, rounds: int) -> None:
     print(f"\nthe referee's play, seconds per job: medians of {rounds} alternating rounds (before, now)")
     header = (f"{'benchmark':<20} {'wall now':>9} {'before':>7} {'ratio':>6} {'referee cpu now':>15} {'before':>7}"
               f" {'ratio':>6} {'workers cpu now':>15} {'before':>7} {'ratio':>6}")
     print(header)
     print("-" * len(header))
-    for name in names:
-        for interface in get_benchmark(name).interfaces:
-            runs: dict[str, list[dict[str, float]]] = {"now": [], "before": []}
-            for _ in range(rounds):
-                runs["before"].append(run_script_on(worktree, _SCRIPT, "--time-child", name, interface))
-                runs["now"].append(run_script_on(_HERE, _SCRIPT, "--time-child", name, interface))
-            med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "workers")} for k, v in runs.items()}
-            label = name if interface == "paper" else f"{name} ({interface})"
-            cells = "".join(f" {med['now'][m]:>{w}.3f} {med['before'][m]:>7.3f} {med['now'][m] / med['before'][m]:>5.2f}x"
-                            for m, w in (("wall", 9), ("cpu", 15), ("workers", 15)))
-            print(f"{label:<20}{cells}", flush=True)
+    for name, interface, label in _rows(names):
+        runs: dict[str, list[dict[str, float]]] = {"now": [], "before": []}
+        for _ in range(rounds):
+            runs["before"].append(run_script_on(worktree, _SCRIPT, "--time-child", name, interface))
+            runs["now"].append(run_script_on(_HERE, _SCRIPT, "--time-child", name, interface))
+        med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "workers")} for k, v in runs.items()}
+        cells = "".join(f" {med['now'][m]:>{w}.3f} {med['before'][m]:>7.3f} {med['now'][m] / med['before'][m]:>5.2f}x"
+                        for m, w in (("wall", 9), ("cpu", 15), ("workers", 15)))
+        print(f"{label:<20}{cells}", flush=True)
 
 
 def main() -> None:
@@ -253,7 +258,6 @@ def main() -> None:
                         help="also compare the jailed workers' CPU per job with the same messages answered here")
     args = parser.parse_args()
     import relic_envs
-    from relic_envs.core.registry import get_benchmark
 
     names = args.env or relic_envs.names()
     with commit_checkout(args.before) as worktree:
@@ -263,22 +267,19 @@ def main() -> None:
         print("per job: the seed team on the 16-instance mixed batch of training batch 3, one referee")
         print(header)
         print("-" * len(header))
-        for name in names:
-            for interface in get_benchmark(name).interfaces:
-                label = name if interface == "paper" else f"{name} ({interface})"
-                now = _count(name, interface)
-                line = (f"{label:<20} {now['digests']:>8} {now['digest_mib']:>10.1f} {now['sent_mib']:>9.1f}"
-                        f" {now['copies']:>7}")
-                if worktree is not None:
-                    b = run_script_on(worktree, _SCRIPT, "--child", name, interface)
-                    line += f" | {b['digests']:>15} {b['digest_mib']:>10.1f} {b['sent_mib']:>9.1f} {b['copies']:>7}"
-                print(line, flush=True)
+        for name, interface, label in _rows(names):
+            now = _count(name, interface)
+            line = (f"{label:<20} {now['digests']:>8} {now['digest_mib']:>10.1f} {now['sent_mib']:>9.1f}"
+                    f" {now['copies']:>7}")
+            if worktree is not None:
+                b = run_script_on(worktree, _SCRIPT, "--child", name, interface)
+                line += f" | {b['digests']:>15} {b['digest_mib']:>10.1f} {b['sent_mib']:>9.1f} {b['copies']:>7}"
+            print(line, flush=True)
         if worktree is not None and args.rounds:
             _print_times(names, worktree, args.rounds)
     if args.profile:
-        for name in names:
-            for interface in get_benchmark(name).interfaces:
-                _profile(name, interface)
+        for name, interface, _ in _rows(names):
+            _profile(name, interface)
     if args.digest_speed:
         print()
         _digest_speed()
@@ -287,12 +288,10 @@ def main() -> None:
         header = f"{'benchmark':<20} {'messages':>8} {'jailed user':>11} {'system':>7} {'here':>6} {'jailed/here':>11}"
         print(header)
         print("-" * len(header))
-        for name in names:
-            for interface in get_benchmark(name).interfaces:
-                label = name if interface == "paper" else f"{name} ({interface})"
-                w = _worker_cpu(name, interface)
-                print(f"{label:<20} {w['messages']:>8} {w['user']:>11.3f} {w['system']:>7.3f} {w['here']:>6.3f}"
-                      f" {(w['user'] + w['system']) / w['here']:>10.2f}x", flush=True)
+        for name, interface, label in _rows(names):
+            w = _worker_cpu(name, interface)
+            print(f"{label:<20} {w['messages']:>8} {w['user']:>11.3f} {w['system']:>7.3f} {w['here']:>6.3f}"
+                  f" {(w['user'] + w['system']) / w['here']:>10.2f}x", flush=True)
 
 
 if __name__ == "__main__":
