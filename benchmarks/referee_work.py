@@ -37,12 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from _proc import (  # benchmarks/_proc.py, beside this script
-    commit_checkout,
-    run_script_on,
-    tree_cpu_seconds,
-    tree_cpu_split,
-)
+from _proc import commit_checkout, run_script_on, tree_cpu_split  # benchmarks/_proc.py, beside this script
 
 _SCRIPT = str(Path(__file__).resolve())
 _HERE = Path(__file__).resolve().parent.parent
@@ -114,7 +109,8 @@ def _count(name: str, interface: str) -> dict[str, float]:
 
 
 def _time(name: str, interface: str, plays: int = 3) -> dict[str, float]:
-    """Mean wall and CPU seconds of the referee's play (after a warm-up play), and its workers' CPU."""
+    """Mean wall and CPU seconds of the referee's play (after a warm-up play), and its workers' CPU
+    (``workers``; split into ``workers_user`` and ``workers_system``)."""
     from relic_learner import sandbox
 
     job = _job_maker(name, interface)
@@ -122,15 +118,16 @@ def _time(name: str, interface: str, plays: int = 3) -> dict[str, float]:
     try:
         referee.play(job(0))
         referee.spares()
-        wall, cpu, workers = time.perf_counter(), time.process_time(), tree_cpu_seconds(os.getpid())
+        wall, cpu, workers = time.perf_counter(), time.process_time(), tree_cpu_split(os.getpid())
         for k in range(plays):
             referee.play(job(k + 1))
             referee.spares()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        workers = tree_cpu_seconds(os.getpid()) - workers
+        user, system = (b - a for a, b in zip(workers, tree_cpu_split(os.getpid())))
     finally:
         referee.close()
-    return {"wall": wall / plays, "cpu": cpu / plays, "workers": workers / plays}
+    return {"wall": wall / plays, "cpu": cpu / plays, "workers": (user + system) / plays,
+            "workers_user": user / plays, "workers_system": system / plays}
 
 
 def _profile(name: str, interface: str, lines: int = 30) -> None:
@@ -154,12 +151,12 @@ def _profile(name: str, interface: str, lines: int = 30) -> None:
     pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(lines)
 
 
-def _worker_cpu(name: str, interface: str, plays: int = 3) -> dict[str, float]:
-    """Per job: the jailed workers' user and system CPU, and the same messages answered here."""
+def _worker_cpu(name: str, interface: str) -> dict[str, float]:
+    """Per job: the jailed workers' user and system CPU (:func:`_time`), and the messages of one job
+    answered here by the worker's own code."""
     from relic_envs.core.registry import get_benchmark
     from relic_learner import role_worker, sandbox
 
-    job = _job_maker(name, interface)
     sent: list[tuple[str, bytes]] = []
     real_send = sandbox._RoleProcess.send
 
@@ -168,22 +165,13 @@ def _worker_cpu(name: str, interface: str, plays: int = 3) -> dict[str, float]:
         return real_send(self, message, deadline)
 
     referee = sandbox._Referee([0, -1, 0, 0])
+    sandbox._RoleProcess.send = send
     try:
-        referee.play(job(0))
-        referee.spares()
-        sandbox._RoleProcess.send = send
-        try:
-            referee.play(job(1))  # recorded, and timed below with the others
-        finally:
-            sandbox._RoleProcess.send = real_send
-        referee.spares()
-        user, system = tree_cpu_split(os.getpid())
-        for k in range(plays):
-            referee.play(job(k + 2))
-            referee.spares()
-        after = tree_cpu_split(os.getpid())
+        referee.play(_job_maker(name, interface)(0))
     finally:
+        sandbox._RoleProcess.send = real_send
         referee.close()
+    jailed = _time(name, interface)
     signatures = get_benchmark(name).signatures(interface)
     here = 0.0
     for role in signatures:
@@ -194,8 +182,7 @@ def _worker_cpu(name: str, interface: str, plays: int = 3) -> dict[str, float]:
                 message = pickle.loads(raw)
                 worker.load(*message[1:]) if message[0] == "load" else worker.act(message[1])
         here += time.process_time() - start
-    return {"user": (after[0] - user) / plays, "system": (after[1] - system) / plays, "here": here,
-            "messages": len(sent)}
+    return {"user": jailed["workers_user"], "system": jailed["workers_system"], "here": here, "messages": len(sent)}
 
 
 def _digest_speed() -> None:
