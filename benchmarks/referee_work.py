@@ -13,7 +13,8 @@ with real jailed role workers), and this script counts
 process), side by side. ``--rounds N`` (with ``--before``) also times the referee's play,
 alternating the two commits N times (each a fresh child process: a warm-up play, then
 three timed plays), and prints the medians of the referee's wall and CPU seconds and of
-its role workers' CPU seconds (the process tree below it): on this VM one run of each
+its role workers' CPU seconds and minor page faults (the process tree below it; faults are
+counted exactly, so they show a change that CPU ticks of 10 ms blur): on this VM one run of each
 differs from the next by 10-40%, which alternating and medians tame. ``--profile`` prints,
 per benchmark, the referee's cProfile of one play (after a warm-up play), the functions
 that took most time with what they called. ``--digest-speed`` prints what a content digest
@@ -37,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from _proc import commit_checkout, run_script_on, tree_cpu_split  # benchmarks/_proc.py, beside this script
+from _proc import commit_checkout, run_script_on, tree_usage  # benchmarks/_proc.py, beside this script
 
 _SCRIPT = str(Path(__file__).resolve())
 _HERE = Path(__file__).resolve().parent.parent
@@ -110,7 +111,7 @@ def _count(name: str, interface: str) -> dict[str, float]:
 
 def _time(name: str, interface: str, plays: int = 3) -> dict[str, float]:
     """Mean wall and CPU seconds of the referee's play (after a warm-up play), and its workers' CPU
-    (``workers``; split into ``workers_user`` and ``workers_system``)."""
+    (``workers``; split into ``workers_user`` and ``workers_system``) and minor page faults."""
     from relic_learner import sandbox
 
     job = _job_maker(name, interface)
@@ -118,16 +119,16 @@ def _time(name: str, interface: str, plays: int = 3) -> dict[str, float]:
     try:
         referee.play(job(0))
         referee.spares()
-        wall, cpu, workers = time.perf_counter(), time.process_time(), tree_cpu_split(os.getpid())
+        wall, cpu, workers = time.perf_counter(), time.process_time(), tree_usage(os.getpid())
         for k in range(plays):
             referee.play(job(k + 1))
             referee.spares()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        user, system = (b - a for a, b in zip(workers, tree_cpu_split(os.getpid())))
+        user, system, faults = (b - a for a, b in zip(workers, tree_usage(os.getpid())))
     finally:
         referee.close()
     return {"wall": wall / plays, "cpu": cpu / plays, "workers": (user + system) / plays,
-            "workers_user": user / plays, "workers_system": system / plays}
+            "workers_user": user / plays, "workers_system": system / plays, "workers_faults": faults / plays}
 
 
 def _profile(name: str, interface: str, lines: int = 30) -> None:
@@ -182,7 +183,8 @@ def _worker_cpu(name: str, interface: str) -> dict[str, float]:
                 message = pickle.loads(raw)
                 worker.load(*message[1:]) if message[0] == "load" else worker.act(message[1])
         here += time.process_time() - start
-    return {"user": jailed["workers_user"], "system": jailed["workers_system"], "here": here, "messages": len(sent)}
+    return {"user": jailed["workers_user"], "system": jailed["workers_system"], "faults": jailed["workers_faults"],
+            "here": here, "messages": len(sent)}
 
 
 def _digest_speed() -> None:
@@ -214,7 +216,8 @@ def _rows(names: list[str]):
 def _print_times(names: list[str], worktree: Path, rounds: int) -> None:
     print(f"\nthe referee's play, seconds per job: medians of {rounds} alternating rounds (before, now)")
     header = (f"{'benchmark':<20} {'wall now':>9} {'before':>7} {'ratio':>6} {'referee cpu now':>15} {'before':>7}"
-              f" {'ratio':>6} {'workers cpu now':>15} {'before':>7} {'ratio':>6}")
+              f" {'ratio':>6} {'workers cpu now':>15} {'before':>7} {'ratio':>6} {'workers faults now':>18}"
+              f" {'before':>7} {'ratio':>6}")
     print(header)
     print("-" * len(header))
     for name, interface, label in _rows(names):
@@ -222,9 +225,10 @@ def _print_times(names: list[str], worktree: Path, rounds: int) -> None:
         for _ in range(rounds):
             runs["before"].append(run_script_on(worktree, _SCRIPT, "--time-child", name, interface))
             runs["now"].append(run_script_on(_HERE, _SCRIPT, "--time-child", name, interface))
-        med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "workers")} for k, v in runs.items()}
-        cells = "".join(f" {med['now'][m]:>{w}.3f} {med['before'][m]:>7.3f} {med['now'][m] / med['before'][m]:>5.2f}x"
-                        for m, w in (("wall", 9), ("cpu", 15), ("workers", 15)))
+        metrics = ("wall", "cpu", "workers", "workers_faults")
+        med = {k: {m: statistics.median(r[m] for r in v) for m in metrics} for k, v in runs.items()}
+        cells = "".join(f" {med['now'][m]:>{w}.{d}f} {med['before'][m]:>7.{d}f} {med['now'][m] / med['before'][m]:>5.2f}x"
+                        for m, w, d in (("wall", 9, 3), ("cpu", 15, 3), ("workers", 15, 3), ("workers_faults", 18, 0)))
         print(f"{label:<20}{cells}", flush=True)
 
 
@@ -271,13 +275,15 @@ def main() -> None:
         print()
         _digest_speed()
     if args.worker_cpu:
-        print("\nthe role workers' CPU seconds per job: jailed (3 jobs; user, system) and the same messages answered here")
-        header = f"{'benchmark':<20} {'messages':>8} {'jailed user':>11} {'system':>7} {'here':>6} {'jailed/here':>11}"
+        print("\nthe role workers' CPU seconds per job: jailed (3 jobs; user, system, minor page faults) and the same messages"
+              " answered here")
+        header = (f"{'benchmark':<20} {'messages':>8} {'jailed user':>11} {'system':>7} {'faults':>7} {'here':>6}"
+                  f" {'jailed/here':>11}")
         print(header)
         print("-" * len(header))
         for name, interface, label in _rows(names):
             w = _worker_cpu(name, interface)
-            print(f"{label:<20} {w['messages']:>8} {w['user']:>11.3f} {w['system']:>7.3f} {w['here']:>6.3f}"
+            print(f"{label:<20} {w['messages']:>8} {w['user']:>11.3f} {w['system']:>7.3f} {w['faults']:>7.0f} {w['here']:>6.3f}"
                   f" {(w['user'] + w['system']) / w['here']:>10.2f}x", flush=True)
 
 

@@ -235,13 +235,26 @@ def _import_pyseccomp():
     return pyseccomp
 
 
-def build_seccomp() -> Any:
-    """The filter without its pid-dependent rules, built but not loaded; ``None`` if libseccomp is missing.
+# What a zygote itself does for every job (fork the child; kill it afterwards): the
+# zygote's filter leaves these open, and the child's own filter, stacked on the
+# zygote's (the kernel runs both on every call; the stricter answer wins), refuses them.
+_PROCESS_CALLS = ("fork", "vfork", "clone")
+_SIGNAL_CALLS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # refused unless aimed at itself
+_PARTS = ("whole", "zygote", "child")
 
-    A zygote builds it once, before it forks: each child then only adds the rules that
-    name its own pid and loads it (:func:`apply_seccomp`). Importing the binding and
-    building ~100 rules in every child cost ~15 ms and ~800 copy-on-write page faults a job.
+
+def build_seccomp(part: str = "whole") -> Any:
+    """A filter built but not loaded (:func:`apply_seccomp` loads it); ``None`` if libseccomp is missing.
+
+    ``part``: ``"whole"``, every rule for one process; ``"zygote"``, every rule but
+    process creation and signals, loaded by a zygote after its set-up; ``"child"``, those
+    only, built by the zygote before it forks and loaded by each child over the zygote's.
+    Building ~100 rules in every child cost ~15 ms and ~800 copy-on-write page faults a
+    job, and compiling them at load still ~900 faults a job of three children
+    (benchmarks/RESULTS.md, 2026-12-05): a child now compiles seven rules.
     """
+    if part not in _PARTS:
+        raise ValueError(f"part must be one of {_PARTS}, got {part!r}")
     try:
         sc = _import_pyseccomp()
     except (ImportError, OSError, RuntimeError):
@@ -249,8 +262,14 @@ def build_seccomp() -> Any:
     try:
         f = sc.SyscallFilter(sc.ALLOW)
         deny = sc.ERRNO(errno.EPERM)
+        if part != "zygote":
+            for name in _PROCESS_CALLS:
+                _rule(f, deny, name)
+        if part == "child":
+            return f
         for name in _DENIED:
-            _rule(f, deny, name)
+            if name not in _PROCESS_CALLS:
+                _rule(f, deny, name)
         for name in _ENOSYS:
             _rule(f, sc.ERRNO(errno.ENOSYS), name)
         # Opening a file for writing, creating or truncating one: refused, whatever the path.
@@ -263,21 +282,23 @@ def build_seccomp() -> Any:
     return f
 
 
-def apply_seccomp(built: Any = None) -> bool:
-    """Load the filter into this process (and any it could still make); False if libseccomp is missing.
+def apply_seccomp(built: Any = None, *, signals: bool = True) -> bool:
+    """Load a filter into this process (and any it could still make); False if libseccomp is missing.
 
     ``built`` is :func:`build_seccomp`'s filter, made before this process was forked
-    (each forked process adds its own pid's rules to its own copy); ``None`` builds it here.
+    (each forked process adds its own pid's rules to its own copy); ``None`` builds the
+    whole filter here. ``signals``: also refuse every signal this process sends to
+    another (``False`` for a zygote, which kills its children).
     """
     f = build_seccomp() if built is None else built
     if f is None:
         return False
     try:
         sc = _import_pyseccomp()
-        deny = sc.ERRNO(errno.EPERM)
-        me = os.getpid()
-        for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):  # only itself
-            _rule(f, deny, name, sc.Arg(0, sc.NE, me))
+        if signals:
+            deny, me = sc.ERRNO(errno.EPERM), os.getpid()
+            for name in _SIGNAL_CALLS:
+                _rule(f, deny, name, sc.Arg(0, sc.NE, me))
         f.load()
     except (OSError, ImportError, RuntimeError):
         return False
