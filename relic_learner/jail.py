@@ -17,10 +17,12 @@ Two well-kept mechanisms do the work:
   read-only minimal set. When the parent dies, bwrap's init dies, and with it every
   process of the namespace (orphans included).
 - `libseccomp <https://github.com/seccomp/libseccomp>`_, through the ``pyseccomp``
-  binding, loaded by the worker itself after its imports (:func:`apply_seccomp`):
-  EPERM for the mount family, ``unshare``/``setns``, ``ptrace``/``process_vm_*``,
-  ``kill`` of anything but itself, ``fork``/``clone``/``execve``, every socket call,
-  opening a file for writing and every call that changes the file system.
+  binding, in two stacked parts: the zygote loads its part after its imports
+  (:func:`apply_seccomp`), and each child loads the rest, compiled by the zygote
+  (:class:`CompiledFilter`). Together: EPERM for the mount family,
+  ``unshare``/``setns``, ``ptrace``/``process_vm_*``, sending any signal,
+  ``fork``/``clone``/``execve``, every socket call, opening a file for writing and
+  every call that changes the file system.
 
 :func:`layers` tells which layers a worker holds; it is measured by the worker at
 start, before any program has run, and compared with the parent's own namespaces by
@@ -238,8 +240,9 @@ def _import_pyseccomp():
 # What a zygote itself does for every job (fork the child; kill it afterwards): the
 # zygote's filter leaves these open, and the child's own filter, stacked on the
 # zygote's (the kernel runs both on every call; the stricter answer wins), refuses them.
-_PROCESS_CALLS = ("fork", "vfork", "clone")
-_SIGNAL_CALLS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # refused unless aimed at itself
+# A worker sends no signal at all, to itself neither (the call limit's alarm comes from
+# the kernel's timer), so the child's part names no pid and is compiled once.
+_PROCESS_CALLS = ("fork", "vfork", "clone", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 _PARTS = ("whole", "zygote", "child")
 
 
@@ -248,10 +251,8 @@ def build_seccomp(part: str = "whole") -> Any:
 
     ``part``: ``"whole"``, every rule for one process; ``"zygote"``, every rule but
     process creation and signals, loaded by a zygote after its set-up; ``"child"``, those
-    only, built by the zygote before it forks and loaded by each child over the zygote's.
-    Building ~100 rules in every child cost ~15 ms and ~800 copy-on-write page faults a
-    job, and compiling them at load still ~900 faults a job of three children
-    (benchmarks/RESULTS.md, 2026-12-05): a child now compiles seven rules.
+    only, compiled by the zygote (:class:`CompiledFilter`) and loaded by each child over
+    the zygote's part.
     """
     if part not in _PARTS:
         raise ValueError(f"part must be one of {_PARTS}, got {part!r}")
@@ -282,27 +283,64 @@ def build_seccomp(part: str = "whole") -> Any:
     return f
 
 
-def apply_seccomp(built: Any = None, *, signals: bool = True) -> bool:
+def apply_seccomp(built: Any = None) -> bool:
     """Load a filter into this process (and any it could still make); False if libseccomp is missing.
 
-    ``built`` is :func:`build_seccomp`'s filter, made before this process was forked
-    (each forked process adds its own pid's rules to its own copy); ``None`` builds the
-    whole filter here. ``signals``: also refuse every signal this process sends to
-    another (``False`` for a zygote, which kills its children).
+    ``built`` is :func:`build_seccomp`'s filter; ``None`` builds the whole filter here.
     """
     f = build_seccomp() if built is None else built
     if f is None:
         return False
     try:
-        sc = _import_pyseccomp()
-        if signals:
-            deny, me = sc.ERRNO(errno.EPERM), os.getpid()
-            for name in _SIGNAL_CALLS:
-                _rule(f, deny, name, sc.Arg(0, sc.NE, me))
         f.load()
-    except (OSError, ImportError, RuntimeError):
+    except (OSError, RuntimeError):
         return False
     return _proc_status().get("Seccomp", "").strip() == "2"
+
+
+class _SockFprog(ctypes.Structure):  # struct sock_fprog of <linux/filter.h>
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _BPF_INSTRUCTION_BYTES = 22, 2, 8
+
+
+class CompiledFilter:
+    """A filter compiled to BPF once, by libseccomp, and loaded by processes forked after.
+
+    libseccomp generates the program anew at every load, in a fresh child too
+    (``python benchmarks/child_start.py`` compares). Compiled in the zygote, a child's
+    load is one ``prctl(PR_SET_SECCOMP)`` on memory it inherited. ``None`` from :meth:`build` if libseccomp is missing or cannot export.
+    """
+
+    def __init__(self, program: bytes):
+        if not program or len(program) % _BPF_INSTRUCTION_BYTES:
+            raise ValueError(f"a BPF program is a whole number of 8-byte instructions, got {len(program)} bytes")
+        self._program = ctypes.create_string_buffer(program, len(program))
+        self._fprog = _SockFprog(len(program) // _BPF_INSTRUCTION_BYTES, ctypes.addressof(self._program))
+        self._prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    @classmethod
+    def build(cls, part: str) -> CompiledFilter | None:
+        built = build_seccomp(part)
+        if built is None or not hasattr(os, "memfd_create"):
+            return None
+        try:
+            with os.fdopen(os.memfd_create("relic-seccomp"), "r+b") as out:
+                built.export_bpf(out)
+                out.seek(0)
+                return cls(out.read())
+        except (OSError, RuntimeError, ValueError):
+            return None
+
+    def load(self) -> bool:
+        """Load it into this process (no-new-privileges must hold); True if the kernel took it.
+
+        The kernel's answer is the measurement: ``prctl`` returns 0 only once the filter is
+        attached. (Reading ``/proc/self/status`` to see it again cost a fresh child
+        ~1 ms and ~325 page faults.)
+        """
+        return self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._fprog), 0, 0) == 0
 
 
 def _rule(f, action, name: str, *args) -> None:

@@ -298,7 +298,7 @@ def _run_injection(code: str, worker: _Worker) -> str | None:
     return None if report is None else str(report)
 
 
-_SECCOMP: Any = None  # the child's part of the filter (jail.build_seccomp), built by the zygote; each child loads its copy
+_SECCOMP: jail.CompiledFilter | None = None  # the child's part of the filter, compiled by the zygote; each child loads it
 _ZYGOTE_SECCOMP = False  # the zygote's part of the filter holds in the zygote (so in every child it forks)
 _GUARD: _ModuleGuard | None = None  # the zygote's snapshot of numpy/math, inherited by each child
 
@@ -332,14 +332,14 @@ def _prepare(benchmark: str, interface: str, role: str, parent_ns: dict[str, int
 
     signature = get_benchmark(benchmark).signatures(interface)[role]
     global _SECCOMP, _GUARD, _ZYGOTE_SECCOMP
-    _SECCOMP = jail.build_seccomp("child")
+    _SECCOMP = jail.CompiledFilter.build("child")
     _GUARD = _ModuleGuard()
     jail.no_new_privileges()
     layers = jail.measure(parent_ns)
     if sys.platform.startswith("linux"):  # PR_SET_DUMPABLE 0: a child cannot open the zygote's memory
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
     # Last, after measure: its write probe must meet the read-only mounts, not the filter.
-    _ZYGOTE_SECCOMP = jail.apply_seccomp(jail.build_seccomp("zygote"), signals=False)
+    _ZYGOTE_SECCOMP = jail.apply_seccomp(jail.build_seccomp("zygote"))
     return signature, layers
 
 
@@ -348,7 +348,7 @@ def _child(in_fd: int, out_fd: int, signature: Any, memory_bytes: int) -> None:
     held = {"rlimits": jail.apply_rlimits(memory_bytes)}
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails with EFBIG instead
-    held["seccomp"] = _ZYGOTE_SECCOMP and _SECCOMP is not None and jail.apply_seccomp(_SECCOMP)
+    held["seccomp"] = _ZYGOTE_SECCOMP and _SECCOMP is not None and _SECCOMP.load()
     sys.addaudithook(_audit)
     channel.write_frame(out_fd, json.dumps({"child": held}).encode())
     worker = _Worker(in_fd, out_fd, signature)
