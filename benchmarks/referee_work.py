@@ -21,7 +21,9 @@ that took most time with what they called. ``--digest-speed`` prints what a cont
 and a pickle round trip of one array cost here. ``--worker-cpu`` compares what the jailed
 role workers cost per job (their user and system CPU, over 3 jobs) with the same work done
 in this process: the messages one job sent each role, recorded, unpickled and answered by
-the worker's own code (``role_worker._Worker``) without a jail, a fork or a pipe. Usage::
+the worker's own code (``role_worker._Worker``) without a jail, a fork or a pipe, and how
+many messages a job of the batch's first 8 instances sends (what each of a pool's two
+referees plays). Usage::
 
     python benchmarks/referee_work.py [--env dimes mapp_pc ...] [--before REV [--rounds N]] [--profile] [--digest-speed]
                                       [--worker-cpu]
@@ -44,9 +46,9 @@ _SCRIPT = str(Path(__file__).resolve())
 _HERE = Path(__file__).resolve().parent.parent
 
 
-def _job_maker(name: str, interface: str):
+def _job_maker(name: str, interface: str, instances: int = 16):
     """``job(k)``: the seed team (a distinct text per ``k``, as the evaluator's cache would require)
-    on the 16-instance mixed batch of training batch 3."""
+    on the 16-instance mixed batch of training batch 3 (its first ``instances``)."""
     import relic_envs
     from relic_envs.core.registry import get_benchmark
     from relic_envs.seeds import seed_source
@@ -54,12 +56,12 @@ def _job_maker(name: str, interface: str):
     from relic_learner.batches import mixed_batch
 
     bench = get_benchmark(name)
-    instances = tuple(mixed_batch(relic_envs.splits(name).train, 3, seed=0).instances)
+    batch = tuple(mixed_batch(relic_envs.splits(name).train, 3, seed=0).instances)[:instances]
     team = {r: seed_source(name, r, interface) for r in bench.roles}
     call_s = sandbox.Limits.for_family(bench.family).call_s
 
     def job(k: int):
-        return sandbox.Job(name, interface, {r: f"{src}\n# play {k}\n" for r, src in team.items()}, instances, call_s)
+        return sandbox.Job(name, interface, {r: f"{src}\n# play {k}\n" for r, src in team.items()}, batch, call_s)
 
     return job
 
@@ -152,11 +154,9 @@ def _profile(name: str, interface: str, lines: int = 30) -> None:
     pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(lines)
 
 
-def _worker_cpu(name: str, interface: str) -> dict[str, float]:
-    """Per job: the jailed workers' user and system CPU (:func:`_time`), and the messages of one job
-    answered here by the worker's own code."""
-    from relic_envs.core.registry import get_benchmark
-    from relic_learner import role_worker, sandbox
+def _messages(name: str, interface: str, instances: int = 16) -> list[tuple[str, bytes]]:
+    """The messages one job sends its role workers, pickled, with the role each went to."""
+    from relic_learner import sandbox
 
     sent: list[tuple[str, bytes]] = []
     real_send = sandbox._RoleProcess.send
@@ -168,10 +168,20 @@ def _worker_cpu(name: str, interface: str) -> dict[str, float]:
     referee = sandbox._Referee([0, -1, 0, 0])
     sandbox._RoleProcess.send = send
     try:
-        referee.play(_job_maker(name, interface)(0))
+        referee.play(_job_maker(name, interface, instances)(0))
     finally:
         sandbox._RoleProcess.send = real_send
         referee.close()
+    return sent
+
+
+def _worker_cpu(name: str, interface: str) -> dict[str, float]:
+    """Per job: the jailed workers' user and system CPU (:func:`_time`), and the messages of one job
+    answered here by the worker's own code; also how many messages a job of half the batch sends."""
+    from relic_envs.core.registry import get_benchmark
+    from relic_learner import role_worker
+
+    sent = _messages(name, interface)
     jailed = _time(name, interface)
     signatures = get_benchmark(name).signatures(interface)
     here = 0.0
@@ -184,7 +194,7 @@ def _worker_cpu(name: str, interface: str) -> dict[str, float]:
                 worker.load(*message[1:]) if message[0] == "load" else worker.act(message[1])
         here += time.process_time() - start
     return {"user": jailed["workers_user"], "system": jailed["workers_system"], "faults": jailed["workers_faults"],
-            "here": here, "messages": len(sent)}
+            "here": here, "messages": len(sent), "messages_8": len(_messages(name, interface, 8))}
 
 
 def _digest_speed() -> None:
@@ -277,14 +287,14 @@ def main() -> None:
     if args.worker_cpu:
         print("\nthe role workers' CPU seconds per job: jailed (3 jobs; user, system, minor page faults) and the same messages"
               " answered here")
-        header = (f"{'benchmark':<20} {'messages':>8} {'jailed user':>11} {'system':>7} {'faults':>7} {'here':>6}"
-                  f" {'jailed/here':>11}")
+        header = (f"{'benchmark':<20} {'messages':>8} {'8 instances':>11} {'jailed user':>11} {'system':>7}"
+                  f" {'faults':>7} {'here':>6} {'jailed/here':>11}")
         print(header)
         print("-" * len(header))
         for name, interface, label in _rows(names):
             w = _worker_cpu(name, interface)
-            print(f"{label:<20} {w['messages']:>8} {w['user']:>11.3f} {w['system']:>7.3f} {w['faults']:>7.0f} {w['here']:>6.3f}"
-                  f" {(w['user'] + w['system']) / w['here']:>10.2f}x", flush=True)
+            print(f"{label:<20} {w['messages']:>8} {w['messages_8']:>11} {w['user']:>11.3f} {w['system']:>7.3f}"
+                  f" {w['faults']:>7.0f} {w['here']:>6.3f} {(w['user'] + w['system']) / w['here']:>10.2f}x", flush=True)
 
 
 if __name__ == "__main__":
