@@ -310,7 +310,8 @@ class CompiledFilter:
 
     libseccomp generates the program anew at every load, in a fresh child too
     (``python benchmarks/child_start.py`` compares). Compiled in the zygote, a child's
-    load is one ``prctl(PR_SET_SECCOMP)`` on memory it inherited. ``None`` from :meth:`build` if libseccomp is missing or cannot export.
+    load is one ``prctl(PR_SET_SECCOMP)`` on memory it inherited. :meth:`build` returns
+    ``None`` if libseccomp is missing or cannot export the program.
     """
 
     def __init__(self, program: bytes):

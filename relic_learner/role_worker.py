@@ -317,7 +317,7 @@ def _prepare(benchmark: str, interface: str, role: str, parent_ns: dict[str, int
     Whatever every child would otherwise build for itself (the seccomp filter, the numpy
     snapshot) is built here once: a child then inherits it instead of paying for it in
     copy-on-write page faults at every job. The zygote loads every rule of the filter
-    but those on its own work (fork, kill), so a child only compiles and loads those.
+    but those on its own work (fork, kill) and compiles those, which each child loads.
     """
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
