@@ -18,7 +18,7 @@ from relic_learner import jail
 
 pytestmark = pytest.mark.skipif(jail.build_seccomp() is None, reason="libseccomp (pyseccomp) is not installed")
 
-PROBE = r"""
+PRELUDE = r"""
 import errno, json, os, signal, socket, sys, time
 from relic_learner import jail
 
@@ -28,7 +28,9 @@ def outcome(call):
         return "ok"
     except OSError as exc:
         return errno.errorcode.get(exc.errno, str(exc.errno))
+"""
 
+PROBE = PRELUDE + r"""
 def fork_and_reap():
     pid = os.fork()
     if pid == 0:
@@ -81,17 +83,7 @@ def test_the_zygote_forks_and_kills_but_its_child_can_do_neither():
                               "kill parent": "EPERM", "signal itself": "EPERM"}
 
 
-WHOLE = r"""
-import errno, json, os, socket
-from relic_learner import jail
-
-def outcome(call):
-    try:
-        call()
-        return "ok"
-    except OSError as exc:
-        return errno.errorcode.get(exc.errno, str(exc.errno))
-
+WHOLE = PRELUDE + r"""
 jail.no_new_privileges()
 found = {"loaded": jail.apply_seccomp(), "fork": outcome(os.fork), "socket": outcome(socket.socket),
          "signal itself": outcome(lambda: os.kill(os.getpid(), 0)), "read": outcome(lambda: open(os.devnull).close())}
