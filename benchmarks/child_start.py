@@ -14,7 +14,11 @@ and system CPU, their minor page faults, and the parent's system CPU (the fork i
 * ``child's part, compiled here``: the same 7 rules compiled and loaded by libseccomp in the
   child (what a child did in 90dd034);
 * ``whole filter, compiled here``: the whole ~110-rule filter compiled and loaded in the
-  child, as every child did before the filter was split in two.
+  child, as every child did before the filter was split in two;
+* ``+ program, from the referee``: with the child's filter, the first role's seed program as a
+  child now gets it: code checked and compiled by the referee, unmarshalled;
+* ``+ program, checked here``: the same text checked and compiled in the child, as every
+  child did before (commit a7ef921 and earlier).
 
 The figures depend on the machine's memory as much as on the code: on a VM whose host
 takes back freed pages (virtio-balloon free page reporting), a page the child touches
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import marshal
 import os
 import resource
 import time
@@ -36,8 +41,11 @@ import numpy  # noqa: F401 - imported before forking, as a zygote does
 import numpy.fft  # noqa: F401
 import numpy.linalg  # noqa: F401
 
+from relic_envs.core.program import check_source
 from relic_envs.core.registry import get_benchmark
+from relic_envs.seeds import seed_source
 from relic_learner import jail
+from relic_learner.sandbox import compiled_program
 
 
 def _stage(label: str, children: int, body) -> None:
@@ -64,7 +72,10 @@ def main() -> None:
     parser.add_argument("--children", type=int, default=200, help="children forked per stage")
     parser.add_argument("--env", default="mapp_ar", help="the benchmark the zygote imports")
     args = parser.parse_args()
-    get_benchmark(args.env).signatures("paper")
+    bench = get_benchmark(args.env)
+    role = bench.roles[0]
+    signature, source = bench.signatures("paper")[role], seed_source(args.env, role)
+    program = compiled_program(args.env, "paper", role, source)
     compiled = jail.CompiledFilter.build("child")
     child_part, whole = jail.build_seccomp("child"), jail.build_seccomp("whole")
     if compiled is None or child_part is None:
@@ -84,6 +95,10 @@ def main() -> None:
     _stage("+ child's filter", args.children, lambda: (jail.apply_rlimits(limit), compiled.load()))
     _stage("child's part, compiled here", args.children, lambda: (jail.apply_rlimits(limit), jail.apply_seccomp(child_part)))
     _stage("whole filter, compiled here", args.children, lambda: (jail.apply_rlimits(limit), jail.apply_seccomp(whole)))
+    _stage("+ program, from the referee", args.children,
+           lambda: (jail.apply_rlimits(limit), compiled.load(), marshal.loads(program)))
+    _stage("+ program, checked here", args.children,
+           lambda: (jail.apply_rlimits(limit), compiled.load(), compile(check_source(source, signature), "<role>", "exec")))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ Control (referee <-> zygote, JSON on a Unix socket): ``"fork"`` with two pipe en
 (``SCM_RIGHTS``) -> ``{"forked": previous child's exit status}``; ``"reap"`` ->
 ``{"status": exit status}``. Data (referee <-> child, frames of
 :mod:`relic_learner.channel`): the child's ``{"child": {"seccomp": .., "rlimits": ..}}``
-first, then per referee pickle ``("load", source, slots, call_s, inject)`` or
+first, then per referee pickle ``("load", program, slots, call_s, inject)`` (``program``: the
+module's code, checked and compiled by the referee, :func:`relic_learner.sandbox.compiled_program`) or
 ``("act", [(slot, kwargs), ...])`` one :func:`~relic_learner.channel.encode_reply`.
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import json
+import marshal
 import math
 import os
 import pickle
@@ -45,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from relic_envs.core.program import check_source, load_function
+from relic_envs.core.program import load_function
 from relic_envs.core.registry import get_benchmark
-from relic_envs.errors import InvalidReturn, ProgramError
+from relic_envs.errors import InvalidReturn
 from relic_learner import channel, jail
 
 
@@ -71,7 +73,7 @@ _BLOCKED_EVENTS = frozenset({
     "code.__new__", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
 })
 _BLOCKED_PREFIXES = ("socket.", "ctypes.", "shutil.", "urllib.", "http.", "ftplib.", "smtplib.", "_winapi.")
-_TRUSTED_CODE: set = set()  # module code objects the worker itself compiled from checked trees
+_TRUSTED_CODE: set = set()  # module code objects compiled by the referee from checked trees
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -227,18 +229,6 @@ def _guarded_call(function: Any, args: tuple, kwargs: dict, call_s: float, finis
     return value
 
 
-def _compile(source: str, signature: Any) -> Any:
-    """The checked module's code, or the ProgramError that names why not."""
-    try:
-        code = compile(check_source(source, signature), f"<role {signature.role}>", "exec")
-    except ProgramError as exc:
-        return exc
-    except (RecursionError, MemoryError):
-        return ProgramError("syntax", "the program is too deeply nested to compile")
-    _TRUSTED_CODE.add(code)
-    return code
-
-
 class _Worker:
     """The worker's state: its role's signature, and the programs loaded per instance slot."""
 
@@ -249,7 +239,8 @@ class _Worker:
         self.call_s = 1.0
         self.guard = _GUARD if _GUARD is not None else _ModuleGuard()
 
-    def load(self, source: str, slots: list[int], call_s: float, inject: str | None) -> list[Any]:
+    def load(self, program: bytes, slots: list[int], call_s: float, inject: str | None) -> list[Any]:
+        """``program``: the referee's :func:`~relic_learner.sandbox.compiled_program` (trusted)."""
         self.call_s = call_s
         self.functions.clear()
         _TRUSTED_CODE.clear()
@@ -257,9 +248,8 @@ class _Worker:
             report = _run_injection(inject, self)
             if report is not None:
                 return [["fail", "exception", f"injected: {report}"[:channel.MAX_DETAIL_CHARS]]]
-        code = _compile(source, self.signature)
-        if isinstance(code, ProgramError):
-            return [["fail", code.reason, str(code).removeprefix(f"{code.reason}: ")]]
+        code = marshal.loads(program)
+        _TRUSTED_CODE.add(code)
         try:
             for slot in slots:  # afresh per instance: no state leaks between instances
                 self.functions[slot] = _guarded_call(load_function, (code, self.signature), {}, call_s)

@@ -29,7 +29,9 @@ The orchestrator enforces a wall limit per job and replaces a referee that misse
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import marshal
 import mmap
 import os
 import pickle
@@ -50,9 +52,10 @@ import numpy as np
 from relic_envs.core.benchmark import Invalid
 from relic_envs.core.declared import copy_observation
 from relic_envs.core.instance import Instance
+from relic_envs.core.program import check_source
 from relic_envs.core.registry import get_benchmark
 from relic_envs.core.rollout import RolloutResult, _ask, play_requests
-from relic_envs.errors import InvalidReturn
+from relic_envs.errors import InvalidReturn, ProgramError
 from relic_learner import channel, jail
 from relic_learner.jail import LAYERS, IsolationUnavailable
 
@@ -148,6 +151,28 @@ class _Lost(Exception):
     def __init__(self, reason: str, detail: str):
         super().__init__(detail)
         self.reason, self.detail = reason, detail
+
+
+@functools.lru_cache(maxsize=512)
+def compiled_program(benchmark: str, interface: str, role: str, source: str) -> bytes | ProgramError:
+    """Referee side (trusted): the checked module's code, marshalled for a child, or the
+    ProgramError that names why not.
+
+    The referee checks and compiles a text once (cached: the search plays the same
+    texts on batch after batch) and a child only unmarshals it. Checking in every
+    fresh child cost ~270 page faults and the validator's walk a role a job
+    (``python benchmarks/child_start.py``).
+    """
+    signature = get_benchmark(benchmark).signatures(interface)[role]
+    try:
+        code = compile(check_source(source, signature), f"<role {role}>", "exec")
+    except ProgramError as exc:
+        return exc
+    except (RecursionError, MemoryError):
+        return ProgramError("syntax", "the program is too deeply nested to compile")
+    except Exception as exc:  # noqa: BLE001 - check_source names every failure; never let text stop a referee
+        return ProgramError("syntax", f"the program could not be checked ({type(exc).__name__})")
+    return marshal.dumps(code)
 
 
 class _RoleProcess:
@@ -429,6 +454,10 @@ class _Referee:
         for role in roles:  # the children start side by side
             self._worker(job, role).spare()
         for role in roles:
+            program = compiled_program(job.benchmark, job.interface, role, job.sources[role])
+            if isinstance(program, ProgramError):  # no child needed: the text never reaches one
+                failures[role] = (program.reason, f"while loading: {str(program).removeprefix(f'{program.reason}: ')}")
+                continue
             worker = self.workers[role]
             try:
                 worker.fresh()
@@ -440,7 +469,7 @@ class _Referee:
                 continue
             # Loading checks the text once and runs the module once per instance (each under the call limit).
             deadline = time.monotonic() + 2 * len(slots) * job.call_s + _LOAD_SLACK_S
-            worker.send(("load", job.sources[role], slots, job.call_s, (job.inject or {}).get(role)), deadline)
+            worker.send(("load", program, slots, job.call_s, (job.inject or {}).get(role)), deadline)
             sent.append((role, deadline))
         for role, deadline in sent:  # the roles load side by side
             worker = self.workers[role]

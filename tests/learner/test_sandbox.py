@@ -3,6 +3,7 @@ reason, and the evaluation after it is still correct (issue 4, "Must show")."""
 
 from __future__ import annotations
 
+import marshal
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import relic_envs
 from relic_envs.seeds import seed_source, seed_team
 from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
-from relic_learner.sandbox import Limits
+from relic_learner.sandbox import Job, Limits, SandboxWorker, compiled_program
 
 HEADER = "import numpy as np\n\ndef select_values_A(cur, delta, u, t, violation_now, repair_gain):\n"
 
@@ -131,6 +132,30 @@ def test_printing_megabytes_is_harmless(evaluator, seeds, instances, expected):
 
 
 # A crashed role worker: tests/learner/test_sandbox_attacks.py (it is that role's failure, and replaced).
+
+
+@pytest.mark.parametrize(("text", "reason", "detail"), [
+    (HEADER + "    return cur +\n", "syntax", "while loading: line 4: invalid syntax"),
+    (HEADER + "    return cur\0\n", "syntax", "while loading: line None: source code string cannot contain null bytes"),
+    ("import os\n" + HEADER + "    return cur\n", "forbidden", "while loading: "),
+], ids=["syntax", "null byte", "forbidden import"])
+def test_the_referee_checks_text_itself_before_any_child_sees_it(seeds, instances, expected, text, reason, detail):
+    # Straight to a referee, no evaluator before it: the referee checks and compiles each text
+    # (children only receive its compiled code), and a text that fails is that role's failure.
+    referee = SandboxWorker()
+    try:
+        results, _ = referee.run(Job("dgc", "paper", {**seeds, "A": text}, instances.instances, 0.5, 256), 60.0)
+        honest, _ = referee.run(Job("dgc", "paper", seeds, instances.instances, 0.5, 256), 60.0)
+    finally:
+        referee.close()
+    for result in results:
+        assert result.invalid is not None and result.invalid.role == "A", result
+        assert result.invalid.reason == reason
+        assert result.invalid.detail.startswith(detail), result.invalid.detail
+    assert [r.objective for r in honest] == [r.objective for r in expected]
+    checked = compiled_program("dgc", "paper", "A", seeds["A"])
+    assert marshal.loads(checked).co_filename == "<role A>"
+    assert compiled_program("dgc", "paper", "A", seeds["A"]) is checked  # cached: checked once per text
 
 
 WORKER_HOOK_CHECK = """
