@@ -153,7 +153,6 @@ class _Lost(Exception):
         self.reason, self.detail = reason, detail
 
 
-@functools.lru_cache(maxsize=512)
 def compiled_program(benchmark: str, interface: str, role: str, source: str) -> bytes | ProgramError:
     """Referee side (trusted): the checked module's code, marshalled for a child, or the
     ProgramError that names why not.
@@ -161,18 +160,24 @@ def compiled_program(benchmark: str, interface: str, role: str, source: str) -> 
     The referee checks and compiles a text once (cached: the search plays the same
     texts on batch after batch) and a child only unmarshals it. Checking in every
     fresh child cost ~270 page faults and the validator's walk a role a job
-    (``python benchmarks/child_start.py``).
+    (``python benchmarks/child_start.py``). A failure of this process's own limits
+    (``RecursionError``, ``MemoryError``) is reported but not remembered.
     """
-    signature = get_benchmark(benchmark).signatures(interface)[role]
     try:
-        code = compile(check_source(source, signature), f"<role {role}>", "exec")
-    except ProgramError as exc:
-        return exc
+        return _compiled_program(benchmark, interface, role, source)
     except (RecursionError, MemoryError):
         return ProgramError("syntax", "the program is too deeply nested to compile")
     except Exception as exc:  # noqa: BLE001 - check_source names every failure; never let text stop a referee
         return ProgramError("syntax", f"the program could not be checked ({type(exc).__name__})")
-    return marshal.dumps(code)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled_program(benchmark: str, interface: str, role: str, source: str) -> bytes | ProgramError:
+    signature = get_benchmark(benchmark).signatures(interface)[role]
+    try:
+        return marshal.dumps(compile(check_source(source, signature), f"<role {role}>", "exec"))
+    except ProgramError as exc:  # the text's verdict: remembered
+        return exc
 
 
 class _RoleProcess:
