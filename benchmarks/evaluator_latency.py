@@ -20,9 +20,17 @@ worktree first on ``PYTHONPATH``, right after timing today's. ``--teams K`` time
 distinct teams per call (``evaluate_many``), the shape in which the search scores its
 proposals. ``--cpu`` adds the CPU seconds of each mode (this process and every process
 below it: referees, zygotes, role workers; the least of the repeats): what bounds the
-pool when its processes already share every core. Usage::
+pool when its processes already share every core.
 
-    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...] [--before REV] [--teams K] [--cpu]
+``--rounds N`` (with ``--before``) prints a second table instead of the first: for each
+benchmark, N rounds, each timing both commits' sandboxes (1 worker and pool, best of
+``--repeats``) in fresh child processes, the commits' order alternating from round to
+round; then per column the median over rounds, and the median, least and greatest of the
+rounds' now/before ratios. On a VM where one run differs from the next by 10-40%, one
+best-of-N draw per commit decides a ratio near a threshold by luck; the spread of the
+ratios over rounds says how far to trust it. Usage::
+
+    python benchmarks/evaluator_latency.py [--repeats 5] [--env dgc ...] [--before REV [--rounds N]] [--teams K] [--cpu]
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ import argparse  # noqa: E402
 import itertools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import statistics  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -120,6 +129,36 @@ def _measure_before(worktree: Path, name: str, interface: str, repeats: int, cor
     return before
 
 
+def _print_rounds(names: list[str], worktree: Path, rounds: int, repeats: int, cores: int, teams: int) -> None:
+    """Per benchmark, ``rounds`` alternating measurements of both commits (fresh processes); medians and ratio spread."""
+    here = Path(__file__).resolve().parent.parent
+    print(f"{rounds} rounds per benchmark, each timing both commits in fresh processes (order alternating); "
+          f"each figure a median over rounds of a best of {repeats}; ratios: median [least, greatest] over rounds\n")
+    header = (f"{'benchmark':<20} {'1w now s':>9} {'before':>7} {'1w now/before':>22} {f'pool {cores}w now s':>15}"
+              f" {'before':>7} {'pool now/before':>22}")
+    print(header)
+    print("-" * len(header))
+    script = str(Path(__file__).resolve())
+    for name in names:
+        for interface in get_benchmark(name).interfaces:
+            runs: dict[str, list[dict]] = {"now": [], "before": []}
+            for r in range(rounds):
+                order = [("now", here), ("before", worktree)]
+                for which, code in (order if r % 2 == 0 else order[::-1]):
+                    run = run_script_on(code, script, "--child", name, interface, str(repeats), str(cores), str(teams))
+                    if not Path(run["code"]).resolve().is_relative_to(code.resolve()):
+                        raise RuntimeError(f"the child measured {run['code']}, not the code in {code}")
+                    runs[which].append(run)
+            label = name if interface == "paper" else f"{name} ({interface})"
+            cells = f"{label:<20}"
+            for mode, width in (("one", 9), ("pool", 15)):
+                ratios = [n[mode] / b[mode] for n, b in zip(runs["now"], runs["before"])]
+                spread = f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}, {max(ratios):.2f}]"
+                cells += (f" {statistics.median(r[mode] for r in runs['now']):>{width}.3f}"
+                          f" {statistics.median(r[mode] for r in runs['before']):>7.3f} {spread:>22}")
+            print(cells, flush=True)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:  # a measurement on another commit's code (see --before)
         name, interface, repeats, cores, teams = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
@@ -135,13 +174,21 @@ def main() -> None:
                         help="also print CPU seconds (this process and all below it) of each mode, and the ratios")
     parser.add_argument("--teams", type=int, default=1,
                         help="distinct teams per timed call (evaluate_many, as the search scores its proposals); default 1")
+    parser.add_argument("--rounds", type=int, default=0,
+                        help="with --before: N alternating rounds of both commits in fresh processes; medians and ratio spread")
     args = parser.parse_args()
+    if args.rounds and not args.before:
+        parser.error("--rounds compares two commits: give --before REV")
     names = args.env or relic_envs.names()
     cores = os.cpu_count() or 1
     with commit_checkout(args.before) as worktree:
         print(f"machine: {platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}")
         what = "the seed team" if args.teams == 1 else f"{args.teams} copies of the seed team (distinct sources) in one evaluate_many"
         print(f"best of {args.repeats} evaluations (modes interleaved) of {what} on a 16-instance mixed batch (batch 3)")
+        if worktree is not None and args.rounds:
+            print(f"'before': the sandbox of {args.before}")
+            _print_rounds(names, worktree, args.rounds, args.repeats, cores, args.teams)
+            return
         if worktree is not None:
             print(f"'before' columns: the sandbox of {args.before}, measured in this run right after today's")
         print()
