@@ -20,10 +20,11 @@ per benchmark, the referee's cProfile of one play (after a warm-up play), the fu
 that took most time with what they called. ``--digest-speed`` prints what a content digest
 and a pickle round trip of one array cost here. ``--worker-cpu`` compares what the jailed
 role workers cost per job (their user and system CPU, over 3 jobs) with the same work done
-in this process: the messages one job sent each role, recorded, unpickled and answered by
-the worker's own code (``role_worker._Worker``) without a jail, a fork or a pipe, and how
-many messages a job of the batch's first 8 instances sends (what each of a pool's two
-referees plays). Usage::
+in this process: the messages one job sent each role, recorded, unpickled, answered by
+the worker's own code (``role_worker._Worker``) and the answers encoded, without a jail, a
+fork or a pipe (each of the three steps timed apart), the jailed workers' CPU per message,
+and how many messages a job of the batch's first 8 instances sends (what each of a pool's
+two referees plays). Usage::
 
     python benchmarks/referee_work.py [--env dimes mapp_pc ...] [--before REV [--rounds N]] [--profile] [--digest-speed]
                                       [--worker-cpu]
@@ -179,22 +180,27 @@ def _worker_cpu(name: str, interface: str) -> dict[str, float]:
     """Per job: the jailed workers' user and system CPU (:func:`_time`), and the messages of one job
     answered here by the worker's own code; also how many messages a job of half the batch sends."""
     from relic_envs.core.registry import get_benchmark
-    from relic_learner import role_worker
+    from relic_learner import channel, role_worker
 
     sent = _messages(name, interface)
     jailed = _time(name, interface)
     signatures = get_benchmark(name).signatures(interface)
-    here = 0.0
+    spent = {"unpickle": 0.0, "answer": 0.0, "encode": 0.0}  # the child's three steps per message, timed here
     for role in signatures:
         worker = role_worker._Worker(-1, -1, signatures[role])
-        start = time.process_time()
         for to, raw in sent:
             if to == role:
+                t0 = time.process_time()
                 message = pickle.loads(raw)
-                worker.load(*message[1:]) if message[0] == "load" else worker.act(message[1])
-        here += time.process_time() - start
+                t1 = time.process_time()
+                answers = worker.load(*message[1:]) if message[0] == "load" else worker.act(message[1])
+                t2 = time.process_time()
+                channel.encode_reply(answers)
+                spent["unpickle"] += t1 - t0
+                spent["answer"] += t2 - t1
+                spent["encode"] += time.process_time() - t2
     return {"user": jailed["workers_user"], "system": jailed["workers_system"], "faults": jailed["workers_faults"],
-            "here": here, "messages": len(sent), "messages_8": len(_messages(name, interface, 8))}
+            "here": sum(spent.values()), **spent, "messages": len(sent), "messages_8": len(_messages(name, interface, 8))}
 
 
 def _digest_speed() -> None:
@@ -288,13 +294,16 @@ def main() -> None:
         print("\nthe role workers' CPU seconds per job: jailed (3 jobs; user, system, minor page faults) and the same messages"
               " answered here")
         header = (f"{'benchmark':<20} {'messages':>8} {'8 instances':>11} {'jailed user':>11} {'system':>7}"
-                  f" {'faults':>7} {'here':>6} {'jailed/here':>11}")
+                  f" {'faults':>7} {'here':>6} {'jailed/here':>11} {'here: unpickle':>14} {'answer':>7} {'encode':>7}"
+                  f" {'jailed per message ms':>21}")
         print(header)
         print("-" * len(header))
         for name, interface, label in _rows(names):
             w = _worker_cpu(name, interface)
             print(f"{label:<20} {w['messages']:>8} {w['messages_8']:>11} {w['user']:>11.3f} {w['system']:>7.3f}"
-                  f" {w['faults']:>7.0f} {w['here']:>6.3f} {(w['user'] + w['system']) / w['here']:>10.2f}x", flush=True)
+                  f" {w['faults']:>7.0f} {w['here']:>6.3f} {(w['user'] + w['system']) / w['here']:>10.2f}x"
+                  f" {w['unpickle']:>14.3f} {w['answer']:>7.3f} {w['encode']:>7.3f}"
+                  f" {1e3 * (w['user'] + w['system']) / w['messages']:>21.3f}", flush=True)
 
 
 if __name__ == "__main__":
