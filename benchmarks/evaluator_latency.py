@@ -17,8 +17,9 @@ runs of each and the ratios.
 git worktree of REV is made in a temporary directory and, for each benchmark, this
 script times that code's sandbox (1 worker, pool) in a child process with the
 worktree first on ``PYTHONPATH``, right after timing today's. ``--teams K`` times K
-distinct teams per call (``evaluate_many``), the shape in which the search scores its
-proposals. ``--cpu`` adds the CPU seconds of each mode (this process and every process
+distinct teams per call (``evaluate_many``), the shape in which RELIC re-validates its
+programs and scores the incumbent beside the seeds, and the AHD comparators score a
+generation (RELIC scores each new proposal alone, as one team, between two LLM calls). ``--cpu`` adds the CPU seconds of each mode (this process and every process
 below it: referees, zygotes, role workers; the least of the repeats): what bounds the
 pool when its processes already share every core.
 
@@ -173,7 +174,7 @@ def main() -> None:
     parser.add_argument("--cpu", action="store_true",
                         help="also print CPU seconds (this process and all below it) of each mode, and the ratios")
     parser.add_argument("--teams", type=int, default=1,
-                        help="distinct teams per timed call (evaluate_many, as the search scores its proposals); default 1")
+                        help="distinct teams per timed call (evaluate_many, as re-validation and the AHD comparators call it); default 1")
     parser.add_argument("--rounds", type=int, default=0,
                         help="with --before: N alternating rounds of both commits in fresh processes; medians and ratio spread")
     args = parser.parse_args()
