@@ -19,9 +19,10 @@ script times that code's sandbox (1 worker, pool) in a child process with the
 worktree first on ``PYTHONPATH``, right after timing today's. ``--teams K`` times K
 distinct teams per call (``evaluate_many``), the shape in which RELIC re-validates its
 programs and scores the incumbent beside the seeds, and the AHD comparators score a
-generation (RELIC scores each new proposal alone, as one team, between two LLM calls). ``--cpu`` adds the CPU seconds of each mode (this process and every process
-below it: referees, zygotes, role workers; the least of the repeats): what bounds the
-pool when its processes already share every core.
+generation (RELIC scores each new proposal alone, as one team, between two LLM calls).
+``--cpu`` adds the CPU seconds of each mode (this process and every process below it:
+referees, zygotes, role workers; the least of the repeats): what bounds the pool when its
+processes already share every core.
 
 ``--rounds N`` (with ``--before``) prints a second table instead of the first: for each
 benchmark, N rounds, each timing both commits' sandboxes (1 worker and pool, best of
