@@ -140,7 +140,7 @@ _CHILD_LAYERS = ("seccomp", "rlimits")  # set by each fresh child itself, report
 # A message's deadline is a backstop for a worker that stopped keeping its own per-call
 # alarm (a program that owns its process); an honest worker answers long before it. It
 # is generous so that a loaded machine never turns an honest answer into a timeout:
-# twice the calls' limits plus a slack (loading: checking and compiling the text once).
+# twice the calls' limits plus a slack (loading: unmarshalling the referee's code once).
 _LOAD_SLACK_S = 10.0
 _SLACK_S = 5.0
 
@@ -472,7 +472,7 @@ class _Referee:
                 self.lost += 1
                 failures[role] = (lost.reason, f"while loading: {lost.detail}")
                 continue
-            # Loading checks the text once and runs the module once per instance (each under the call limit).
+            # Loading unmarshals the code once and runs the module once per instance (each under the call limit).
             deadline = time.monotonic() + 2 * len(slots) * job.call_s + _LOAD_SLACK_S
             worker.send(("load", program, slots, job.call_s, (job.inject or {}).get(role)), deadline)
             sent.append((role, deadline))
