@@ -37,12 +37,13 @@ ALLOWED_IMPORTS = frozenset({"numpy", "math"})
 # (``datetime64``), uninitialised memory (``empty*``), ``frombuffer``/``nditer``-style
 # raw memory views, class factories (``vectorize`` is fine: it only calls what it is given).
 # Here but checked where used: ``ndarray`` (a type only), ``pad`` (no mode "empty").
+# Not here: ``object_`` (issue 54: an object array's buffer is its elements' addresses).
 NUMPY_ATTRIBUTES = frozenset("""
     e euler_gamma inf nan newaxis pi little_endian False_ True_
     bool bool_ byte ubyte short ushort intc uintc int_ uint long ulong longlong ulonglong
     int8 int16 int32 int64 uint8 uint16 uint32 uint64 intp uintp
     half single double longdouble float16 float32 float64 float128
-    csingle cdouble clongdouble complex64 complex128 complex256 str_ bytes_ object_
+    csingle cdouble clongdouble complex64 complex128 complex256 str_ bytes_
     generic number integer signedinteger unsignedinteger inexact floating complexfloating
     finfo iinfo issubdtype isdtype result_type promote_types can_cast min_scalar_type common_type
     mintypecode typename isscalar iterable ndim shape size iscomplexobj isrealobj isfortran
@@ -139,6 +140,11 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     # str.format walks attributes and items the validator never sees ("{0.lib.os}");
     # ``"literal {0:.3f}".format(x)`` with plain fields stays allowed (see _format_problem)
     "format_map",
+    # an array's raw buffer (issue 54): on an object array (``np.array([None])`` is one,
+    # whatever a program spells) ``.data`` is a writable view of element pointers, so
+    # ``.data.cast(...)`` forges objects; ``tobytes`` reads addresses. No buffer export
+    # is reachable otherwise: ``memoryview``/``bytes``/``frombuffer`` are not available.
+    "data", "cast", "tobytes", "tostring",
 })
 # Keyword ``where=`` leaves the unselected entries of a ufunc's fresh output uninitialised;
 # in reductions it only skips entries, so it is allowed there, when the callee is provably
@@ -150,7 +156,10 @@ _WHERE_REDUCTIONS = frozenset({
 # Clock reads: numpy turns these strings into the current date or time (any case).
 _CLOCK_WORDS = frozenset({"now", "today"})
 _DATETIME_DTYPE = re.compile(r"[<>=|]?(?:[Mm]8|datetime64|timedelta64)")
-_DATETIME_LETTER = re.compile(r"[<>=|]?[Mm]")  # a bare "M"/"m" is a datetime dtype as an argument
+_DATETIME_LETTER = re.compile(r"[<>=|]?[Mm]")
+# Object dtypes by name (issue 54); what a program builds at run time is closed by the
+# buffer attributes above, this only says so early.
+_OBJECT_DTYPE = re.compile(r"[<>=|]?O\d*|object_?")  # a bare "M"/"m" is a datetime dtype as an argument
 MAX_NESTING = 500  # AST depth; from about 1000 levels on, compile() raises RecursionError
 CHECK_CACHE_SIZE = 2048  # verdicts of check_source remembered, by digest of (signature, source)
 
@@ -423,6 +432,8 @@ def _string_problem(value: str | bytes) -> str | None:
         return f"the string {value!r} (dunder names are off limits)"
     if text.lower() in _CLOCK_WORDS or _DATETIME_DTYPE.match(text):
         return f"the string {value!r} (clock reads and datetime types make evaluation depend on when it runs)"
+    if _OBJECT_DTYPE.fullmatch(text):
+        return f"the string {value!r} (numpy reads it as the object dtype: arrays of references are not for programs)"
     return None
 
 

@@ -273,3 +273,45 @@ def test_print_is_a_no_op(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     sys.stdout.close()  # a worker's closed stdout: print must not fail either
     assert run(body) == 7
+
+
+# -- issue 54, item 1: an array's raw buffer ---------------------------------------------
+# ``np.array([None])`` is an object array whatever a program spells, and its ``.data``
+# is a writable view of element pointers (``.cast("B")`` then forges objects); so the
+# buffer attributes go, and the object dtype's names are refused early.
+
+BUFFER_ROUTES = {
+    "the issue's cast": "view = np.array([None, cur]).data.cast('B')\nreturn cur",
+    "data alone": "view = np.array([None]).data\nreturn cur",
+    "data through a call": "view = np.asarray([len]).T.data\nreturn cur",
+    "tobytes reads addresses": "raw = np.array([None]).tobytes()\nreturn cur",
+    "tostring": "raw = np.array([None]).tostring()\nreturn cur",
+    "np.object_": "a = np.zeros(2, dtype=np.object_)\nreturn cur",
+    "the letter O": "a = np.zeros(2, dtype='O')\nreturn cur",
+    "a sized O": "a = np.zeros(2, dtype='|O8')\nreturn cur",
+    "the word object": "a = np.zeros(2).astype('object')\nreturn cur",
+    "a field of type O": "a = np.zeros(2, dtype=[('f', 'O')])\nreturn cur",
+    "object by name": "a = np.zeros(2, dtype=object)\nreturn cur",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUFFER_ROUTES))
+def test_the_buffer_route_is_refused(case):
+    assert refused(program(BUFFER_ROUTES[case]))
+
+
+def test_a_run_time_object_dtype_still_has_no_buffer_to_reach():
+    """A dtype string built at run time passes the check; its array's buffer does not."""
+    made = "a = np.zeros(2, dtype='o'.upper())\nreturn a"
+    assert run(made).dtype == object
+    with pytest.raises(ProgramError, match="'data'"):
+        check_source(program("a = np.zeros(2, dtype='o'.upper())\nreturn a.data"), SIG)
+
+
+@pytest.mark.parametrize("body", [
+    "return np.asarray(cur).view(np.int64)",
+    "return np.asarray(cur).astype(np.float64)",
+    "return 'Over'",
+])
+def test_numeric_views_and_ordinary_strings_stay_allowed(body):
+    check_source(program(body), SIG)
