@@ -187,6 +187,70 @@ def apply_rlimits(memory_bytes: int) -> bool:
         return False
 
 
+# -- the zygote's own state: what a job could have changed about the next job's parent --
+
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}  # syscall numbers; elsewhere I/O priority is not read
+_SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem")
+
+
+def _descriptor_state(skip: frozenset[int]) -> list[tuple[int, int, int, int]]:
+    """(fd, status flags, owner, signal) of every open descriptor but ``skip``.
+
+    A forked child shares its parent's open file descriptions, so O_ASYNC, an owner or a
+    signal set on one in the child holds for the zygote too (a signal by I/O).
+    """
+    import fcntl
+
+    out = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd in skip:
+            continue
+        try:
+            out.append((fd, fcntl.fcntl(fd, fcntl.F_GETFL), fcntl.fcntl(fd, fcntl.F_GETOWN),
+                        fcntl.fcntl(fd, getattr(fcntl, "F_GETSIG", 11))))
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return out
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def process_state(skip_fds: frozenset[int] = frozenset()) -> dict[str, Any]:
+    """What a job could change about the process that forks the next job's child (issue 54).
+
+    Limits, priority, scheduler and affinity, I/O priority, out-of-memory adjustment and
+    name, the open descriptors' flags and owners, and the IPC namespace's SysV objects (a
+    filter refuses every call that could change these from a child; the zygote compares
+    this before each fork all the same, and is replaced when anything differs).
+    """
+    state: dict[str, Any] = {
+        "rlimits": [resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")],
+        "priority": os.getpriority(os.PRIO_PROCESS, 0),
+        "scheduler": (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "fds": _descriptor_state(skip_fds),
+        "oom_score_adj": _read("/proc/self/oom_score_adj"), "comm": _read("/proc/self/comm"),
+    }
+    number = _IOPRIO_GET.get(os.uname().machine)
+    if number is not None:
+        state["ioprio"] = ctypes.CDLL(None, use_errno=True).syscall(number, 1, 0)
+    for path in _SYSV_IPC:  # a header line, then one line per object
+        state[path] = _read(path).splitlines()[1:]
+    return state
+
+
+def changed(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """The names of what differs between two :func:`process_state` readings."""
+    return sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
+
+
 # Calls a role worker never needs once it is set up. EPERM rather than a kill, so a
 # program that tries one fails as a program (an exception) and the attempt is visible.
 _DENIED = (
@@ -212,7 +276,26 @@ _DENIED = (
     "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "personality",
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups", "setfsuid", "setfsgid",
     "capset", "tkill",
+    # another process's scheduling, memory placement or session (issue 54: a job must not
+    # change the zygote, and so every later job): priority and scheduler for any pid (the
+    # worker never sets its own), NUMA pages of another pid, process groups and sessions
+    "setpriority", "nice", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity",
+    "ioprio_set", "migrate_pages", "move_pages", "process_mrelease", "setpgid", "setsid",
+    # SysV and POSIX IPC: objects that outlive the process that made them (and hold memory
+    # no rlimit of the child counts)
+    "ipc", "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr",
+    # notifications of the file system (fanotify needs capabilities; refused, whatever)
+    "fanotify_init", "fanotify_mark",
 )
+# Signals by I/O: a file description's owner gets SIGIO (or any signal F_SETSIG names) when
+# it becomes ready, and a description is shared with the zygote across fork. ``fcntl``
+# commands (<fcntl.h>): F_SETOWN 8, F_SETSIG 10, F_SETOWN_EX 15, F_SETLEASE 1024,
+# F_NOTIFY 1026; F_SETFL 4 with O_ASYNC. ``ioctl`` requests: FIOASYNC, FIOSETOWN, SIOCSPGRP.
+_FCNTL_DENIED = (8, 10, 15, 1024, 1026)
+_F_SETFL = 4
+_IOCTL_DENIED = (0x5452, 0x8901, 0x8902)
 _ENOSYS = ("clone3", "openat2")  # glibc falls back to clone / openat, which the rules above judge
 
 
@@ -273,6 +356,13 @@ def build_seccomp(part: str = "whole") -> Any:
                 _rule(f, deny, name)
         for name in _ENOSYS:
             _rule(f, sc.ERRNO(errno.ENOSYS), name)
+        # Limits of another process (``prlimit64`` with a pid; the worker's own are pid 0).
+        _rule(f, deny, "prlimit64", sc.Arg(0, sc.NE, 0))
+        for command in _FCNTL_DENIED:
+            _rule(f, deny, "fcntl", sc.Arg(1, sc.EQ, command))
+        _rule(f, deny, "fcntl", sc.Arg(1, sc.EQ, _F_SETFL), sc.Arg(2, sc.MASKED_EQ, os.O_ASYNC, os.O_ASYNC))
+        for request in _IOCTL_DENIED:
+            _rule(f, deny, "ioctl", sc.Arg(1, sc.EQ, request))
         # Opening a file for writing, creating or truncating one: refused, whatever the path.
         for name, arg in (("open", 1), ("openat", 2)):
             for mask, value in ((os.O_ACCMODE, os.O_WRONLY), (os.O_ACCMODE, os.O_RDWR),

@@ -20,8 +20,9 @@ events while program code runs, read-only fresh inputs, plain-data returns, and 
 check that numpy/math were not changed. Nothing trusted depends on them.
 
 Control (referee <-> zygote, JSON on a Unix socket): ``"fork"`` with two pipe ends
-(``SCM_RIGHTS``) -> ``{"forked": previous child's exit status}``; ``"reap"`` ->
-``{"status": exit status}``. Data (referee <-> child, frames of
+(``SCM_RIGHTS``) -> ``{"forked": previous child's exit status}``, or ``{"altered": [what]}``
+when the zygote's own state (:func:`relic_learner.jail.process_state`) is not what it was
+at start, after which it exits; ``"reap"`` -> ``{"status": exit status}``. Data (referee <-> child, frames of
 :mod:`relic_learner.channel`): the child's ``{"child": {"seccomp": .., "rlimits": ..}}``
 first, then per referee pickle ``("load", program, slots, call_s, inject)`` (``program``: the
 module's code, checked and compiled by the referee, :func:`relic_learner.sandbox.compiled_program`) or
@@ -376,6 +377,8 @@ def main() -> None:
     # collections then never walk (and so never copy-on-write) the inherited heap.
     gc.collect()
     gc.freeze()
+    # What a job must not change about this process (issue 54): read now, compared before each fork.
+    baseline = jail.process_state()
     control.sendall(json.dumps({"ready": layers}).encode() + b"\n")
     child = None
     while True:
@@ -387,7 +390,11 @@ def main() -> None:
             break
         command = data.decode(errors="replace").strip()
         if command == "fork" and len(fds) == 2:
-            previous = _reap(child)
+            previous, child = _reap(child), None
+            altered = jail.changed(baseline, jail.process_state(frozenset(fds)))
+            if altered:  # an earlier job reached this process: the referee starts a new zygote
+                control.sendall(json.dumps({"altered": altered}).encode() + b"\n")
+                break
             child = os.fork()
             if child == 0:
                 control.close()

@@ -136,6 +136,10 @@ class Job:
 
 _ROLE_CODE = "from relic_learner.role_worker import main; main()"
 START_TIMEOUT_S = 120.0
+# A zygote forks in milliseconds; one that has not answered in this long is stopped,
+# stalled or changed (issue 54) and is replaced, the fork retried: never the team's failure.
+FORK_REPLY_S = 10.0
+_FORK_TRIES = 3  # the zygote asked first, then fresh ones
 _CHILD_LAYERS = ("seccomp", "rlimits")  # set by each fresh child itself, reported in its first message
 # A message's deadline is a backstop for a worker that stopped keeping its own per-call
 # alarm (a program that owns its process); an honest worker answers long before it. It
@@ -198,6 +202,7 @@ class _RoleProcess:
         self.shares = channel.ShareTable()  # large arrays the current child holds
         self._pending = False  # a fork asked of the zygote whose reply is not read yet
         self._used = False  # the current child was sent a message (a job's child serves that job only)
+        self.replaced: list = []  # why each replaced zygote went (what it found altered, or no reply)
         self._start(benchmark, interface, role, memory_mb, isolation)
 
     # -- the zygote ---------------------------------------------------------------------
@@ -252,7 +257,9 @@ class _RoleProcess:
             return False
         if self._pending:  # a fork's reply not yet read comes first
             self._pending = False
-            self._hear(START_TIMEOUT_S)
+            if self._hear(FORK_REPLY_S) is None:  # out of step with us: no use for anything else
+                self.kill()
+                return False
         try:
             control.settimeout(START_TIMEOUT_S)
             socket.send_fds(control, [command.encode()], list(fds))
@@ -313,14 +320,26 @@ class _RoleProcess:
         self.shares = channel.ShareTable()
 
     def fresh(self) -> None:
-        """A new, unused child for a job: the spare if one was asked for, else one forked now."""
-        if not self._pending or self._used:
-            self._fork_child()
-        reply = self._hear(START_TIMEOUT_S) if self._pending else None
-        self._pending = False
-        if reply is None or "forked" not in reply:
+        """A new, unused child for a job: the spare if one was asked for, else one forked now.
+
+        A zygote that does not fork within :data:`FORK_REPLY_S`, or reports its own state
+        altered by an earlier job, is replaced by a new one and the fork retried: no job
+        pays for what an earlier one did to the zygote.
+        """
+        for _ in range(_FORK_TRIES):
+            if not self._pending or self._used:
+                self._fork_child()
+            reply = self._hear(FORK_REPLY_S) if self._pending else None
+            self._pending = False
+            if reply is not None and "forked" in reply:
+                break
+            self.replaced.append(reply.get("altered", "no fork reply") if reply is not None else "no fork reply")
             self.kill()
-            raise _Lost("exception", "the role worker's zygote did not answer")
+            self._start(*self.key)
+        else:  # fresh zygotes that never ran a program: the machine, not a team
+            self.kill()
+            raise IsolationUnavailable(f"role {self.role}'s worker could not fork a child "
+                                       f"({_FORK_TRIES} zygotes tried: {self.replaced[-_FORK_TRIES:]})")
         try:  # the child's first words come before it reads any program: trusted
             hello = json.loads(channel.read_frame(self._in, 4096, time.monotonic() + START_TIMEOUT_S))
             held = hello["child"]
