@@ -17,16 +17,25 @@ contract tells ``int`` from ``float``, arrays from lists, and names the differen
 ======================  =============================================
 value                   wire form
 ======================  =============================================
-``None``, bool, int,    itself
+``None``, bool, int,    itself (an int within int64)
 float (NaN, inf too)
-str                     ``["s", text]``
 list / tuple            ``["l", [...]]`` / ``["t", [...]]``
-dict                    ``["d", [[key, value], ...]]``
+dict (int64 keys)       ``["d", [[key, value], ...]]``
 numpy array             ``["a", dtype, shape, flat values]``
 numpy scalar            ``["g", dtype, value]``
 ======================  =============================================
 
 Only numeric and boolean numpy dtypes travel (no object, string, void or datetime).
+Actions are numbers (every role returns an int or an array), so that is the whole layout:
+no strings, and dict keys are int64 only (issue 54: keys that all hash alike made a 1.8 MB
+reply cost the referee 25.8 s of CPU; an int64 collides with at most four others). A
+program that returns anything else gets its role's ``type`` failure from its own worker.
+
+What a reply may cost the referee is bounded before it is parsed: at most
+:data:`MAX_REPLY_BYTES`, and at most :data:`MAX_REPLY_VALUES` JSON values, counted as
+commas and brackets (:func:`wire_values`, an upper bound, in C), so no reply builds more
+than about 64 bytes of Python objects per value (16 MiB of nested empty lists once took
+the referee from 48 to 498 MB) and parsing stays linear in its bytes.
 """
 
 from __future__ import annotations
@@ -41,8 +50,10 @@ from typing import Any
 
 import numpy as np
 
-MAX_REPLY_BYTES = 16 * 2**20  # a batch of actions (a DCOP sweep of 50 instances is ~100 KB); more is a protocol failure
-MAX_ITEMS = 1_000_000  # values in one action (the old in-worker limit of a return value)
+MAX_REPLY_BYTES = 4 * 2**20  # a batch of actions (a DCOP sweep of 50 instances is ~100 KB); more is a protocol failure
+MAX_REPLY_VALUES = 2**19  # JSON values in one reply (wire_values); also the most one action may hold
+MAX_ITEMS = MAX_REPLY_VALUES  # values in one action
+_INT64 = (-(2**63), 2**63 - 1)
 MAX_DEPTH = 8  # nesting of one action
 MAX_DETAIL_CHARS = 2000
 # What a worker may say went wrong with a call. Its word only ever costs its own role.
@@ -158,10 +169,12 @@ def encode_value(value: Any, depth: int = 0) -> Any:
     Exact types only: a program-defined subclass is refused, not converted.
     """
     kind = type(value)
-    if value is None or kind in (bool, int, float):
+    if value is None or kind in (bool, float):
         return value
-    if kind is str:
-        return ["s", value]
+    if kind is int:
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise Unsendable("returned an int outside int64")
+        return value
     if kind is np.ndarray:
         if value.dtype.kind not in "biuf" or value.size > MAX_ITEMS:
             raise Unsendable(f"returned array of dtype {value.dtype} and size {value.size} is not allowed")
@@ -179,13 +192,31 @@ def encode_value(value: Any, depth: int = 0) -> Any:
     if kind is dict:
         if len(value) > MAX_ITEMS:
             raise Unsendable(f"returned dict of {len(value)} items")
-        return ["d", [[encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in value.items()]]
+        if not all(type(k) is int and _INT64[0] <= k <= _INT64[1] for k in value):
+            raise Unsendable("returned a dict with a key that is not an int64; actions are numbers")
+        return ["d", [[k, encode_value(v, depth + 1)] for k, v in value.items()]]
+    if kind is str:
+        raise Unsendable("returned a str; actions are numbers")
     raise Unsendable(f"returned an object of type {kind.__name__}; return plain data")
 
 
+def wire_values(raw: bytes) -> int:
+    """An upper bound on the JSON values in ``raw``: each but the first follows a comma or
+    opens a list (brackets and commas inside strings only add to it). Counted in C."""
+    return raw.count(b",") + raw.count(b"[") + 1
+
+
 def encode_reply(answers: list[Any]) -> bytes:
-    """One batch reply: per request, ``["ok", wire value]`` or ``["fail", reason, detail]``."""
-    return json.dumps(answers, allow_nan=True, separators=(",", ":")).encode()
+    """One batch reply: per request, ``["ok", wire value]`` or ``["fail", reason, detail]``.
+
+    A reply over the referee's bounds would be refused whole as a protocol failure, so an
+    honest worker sends each answer's ``type`` failure instead (no legitimate step comes near).
+    """
+    raw = json.dumps(answers, allow_nan=True, separators=(",", ":")).encode()
+    if len(raw) <= MAX_REPLY_BYTES and wire_values(raw) <= MAX_REPLY_VALUES:
+        return raw
+    detail = f"the step's actions together exceed the reply limit ({MAX_REPLY_BYTES} bytes, {MAX_REPLY_VALUES} values)"
+    return json.dumps([a if a[0] == "fail" else ["fail", "type", detail] for a in answers]).encode()
 
 
 # -- referee side: decode -------------------------------------------------------------
@@ -204,15 +235,12 @@ class _Budget:
 
 def _decode(wire: Any, depth: int, budget: _Budget) -> Any:
     kind = type(wire)
-    if wire is None or kind in (bool, int, float):
+    if wire is None or kind in (bool, float) or (kind is int and _INT64[0] <= wire <= _INT64[1]):
         budget.take()
         return wire
     if kind is not list or not wire or type(wire[0]) is not str:
         raise ChannelError(f"not a wire value ({kind.__name__})")
     tag, rest = wire[0], wire[1:]
-    if tag == "s" and len(rest) == 1 and type(rest[0]) is str:
-        budget.take()
-        return rest[0]
     if tag == "a" and len(rest) == 3:
         return _decode_array(*rest, budget)
     if tag == "g" and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) in (bool, int, float):
@@ -230,11 +258,11 @@ def _decode(wire: Any, depth: int, budget: _Budget) -> Any:
         for pair in rest[0]:
             if type(pair) is not list or len(pair) != 2:
                 raise ChannelError("a dict entry is not a [key, value] pair")
-            key = _decode(pair[0], depth + 1, budget)
-            try:
-                out[key] = _decode(pair[1], depth + 1, budget)
-            except TypeError:  # an unhashable key (a list): not a value a program could return
-                raise ChannelError("a dict key is not hashable") from None
+            key = pair[0]
+            if type(key) is not int or not _INT64[0] <= key <= _INT64[1]:  # hashes that cannot all collide
+                raise ChannelError("a dict key is not an int64")
+            budget.take()
+            out[key] = _decode(pair[1], depth + 1, budget)
         return out
     raise ChannelError(f"unknown wire tag {tag[:8]!r}")
 
@@ -280,6 +308,8 @@ def decode_reply(raw: bytes, n_requests: int) -> list[tuple[bool, Any]]:
     """
     if len(raw) > MAX_REPLY_BYTES:
         raise ChannelError(f"a reply of {len(raw)} bytes (at most {MAX_REPLY_BYTES})")
+    if wire_values(raw) > MAX_REPLY_VALUES:  # before parsing: what the parse would build
+        raise ChannelError(f"a reply of more than {MAX_REPLY_VALUES} values")
     try:
         answers = json.loads(raw)
     except (ValueError, RecursionError, MemoryError) as exc:  # all the sender's fault

@@ -21,7 +21,7 @@ def _roundtrip(value):
 
 
 @pytest.mark.parametrize("value", [
-    None, True, 3, -2.5, float("inf"), "text", [1, 2.0, None], (1, (2, 3)), {1: "a", (2, 3): [4]},
+    None, True, 3, -2.5, float("inf"), [1, 2.0, None], (1, (2, 3)), {1: 0.5, -(2**63): [4]},
     np.arange(6, dtype=np.int32).reshape(2, 3), np.array([0.5, np.nan]), np.array([], dtype=bool), np.int8(-3),
     np.float32(1.5), np.zeros((2, 0, 3)),
 ])
@@ -37,7 +37,7 @@ def test_values_keep_their_exact_types(value):
         assert back == value
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+@given(st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False),
                     lambda kids: st.lists(kids, max_size=4) | st.tuples(kids, kids), max_leaves=20))
 def test_plain_data_round_trips(value):
     assert _roundtrip(value) == value
@@ -48,7 +48,8 @@ class Sub(list):
 
 
 @pytest.mark.parametrize("value", [Sub([1]), np.array([object()]), np.array(["s"]), np.datetime64("2020"),
-                                   object(), [[[[[[[[[[1]]]]]]]]]], np.zeros(3).view(np.recarray)])
+                                   object(), [[[[[[[[[[1]]]]]]]]]], np.zeros(3).view(np.recarray),
+                                   "text", {"a": 1}, {(2, 3): 1}, {1.0: 1}, {True: 1}, 2**63, [-(2**63) - 1]])
 def test_what_is_not_plain_data_is_not_sent(value):
     with pytest.raises(Unsendable):
         encode_value(value)
@@ -64,10 +65,15 @@ def test_what_is_not_plain_data_is_not_sent(value):
     json.dumps([["ok", ["a", "<i8", [1], ["x"]]]]).encode(),
     json.dumps([["ok", ["a", "|u1", [1], [300]]]]).encode(),
     json.dumps([["ok", ["d", [[["l", []], 1]]]]]).encode(),  # an unhashable key
+    json.dumps([["ok", ["d", [[["g", "<i8", 1], 1]]]]]).encode(),  # keys are plain int64s
+    json.dumps([["ok", ["d", [[2**63, 1]]]]]).encode(),
+    json.dumps([["ok", ["s", "text"]]]).encode(),  # actions are numbers
+    json.dumps([["ok", 2**64]]).encode(),
+    json.dumps([["ok", ["l", [1] * (2**19)]]]).encode(),  # more values than a reply may hold
     json.dumps([["ok", ["l"] + [[]] * 2]]).encode(),
     json.dumps([["ok", {"kind": "result"}]]).encode(),
     json.dumps([["ok", ["l", [["l", [["l", [["l", [["l", [["l", [["l", [["l", [["l", [1]]]]]]]]]]]]]]]]]]]]).encode(),
-    b" " * (17 * 2**20),
+    b" " * (channel.MAX_REPLY_BYTES + 1),
 ])
 def test_anything_else_is_a_channel_error(raw):
     with pytest.raises(ChannelError):
@@ -139,3 +145,56 @@ def test_a_parameter_whose_arrays_never_repeat_stops_being_digested(monkeypatch)
     assert all(type(o["u"]) is np.ndarray for o in out[channel.SHARE_PROBE:])
     for o, u in zip(out, steps):
         assert np.array_equal(channel.expand(pickle.loads(pickle.dumps(o)), held)["u"], u)
+
+
+# -- issue 54, item 4: what a reply may cost the referee ------------------------------
+
+def _cost(raw: bytes, n: int = 1) -> tuple[float, int]:
+    """CPU seconds and bytes allocated (peak, by tracemalloc) decoding ``raw``; a ChannelError is fine."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.process_time()
+    try:
+        decode_reply(raw, n)
+    except ChannelError:
+        pass
+    spent = time.process_time() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return spent, peak
+
+
+COSTLY = {
+    # every key hashes to 0 as a Python int: 2**61 - 1 is the modulus of int hashing
+    "colliding int keys": lambda: json.dumps([["ok", ["d", [[k * (2**61 - 1), 0] for k in range(150_000)]]]]),
+    "colliding tuple keys": lambda: json.dumps([["ok", ["d", [[["t", [k, -k]], 0] for k in range(100_000)]]]]),
+    "colliding float keys": lambda: json.dumps([["ok", ["d", [[float(k * (2**61 - 1)), 0] for k in range(150_000)]]]]),
+    "nested empty lists": lambda: "[[\"ok\", [" + ",".join(["[]"] * (channel.MAX_REPLY_BYTES // 3)) + "]]]",
+    "deep lists": lambda: "[[\"ok\", " + "[" * 2_000_000 + "]" * 2_000_000 + "]]",
+    "long ints": lambda: "[[\"ok\", [\"l\", [" + ",".join(["9" * 4000] * 1000) + "]]]]",
+    "long strings as keys": lambda: json.dumps([["ok", ["d", [[["s", "x" * 1000 + str(k)], 0] for k in range(3000)]]]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COSTLY))
+def test_a_reply_costs_the_referee_a_bounded_amount(case):
+    raw = COSTLY[case]().encode()[:channel.MAX_REPLY_BYTES]
+    spent, peak = _cost(raw)
+    # Bounds with room for a slow machine; before issue 54 the first cost 25.8 s, the fourth 450 MB.
+    assert spent < 2.0, spent
+    assert peak < 80 * 2**20, peak
+
+
+def test_a_full_honest_reply_still_decodes():
+    values = np.arange(2**16, dtype=np.int64)
+    raw = encode_reply([["ok", encode_value(values)] for _ in range(7)])
+    assert [np.array_equal(v, values) for _, v in decode_reply(raw, 7)] == [True] * 7
+
+
+def test_an_honest_worker_names_an_oversized_step_as_type_failures():
+    raw = encode_reply([["ok", encode_value(np.zeros(2**18))], ["ok", encode_value(np.zeros(2**18))], ["fail", "timeout", "t"]])
+    assert decode_reply(raw, 3) == [(False, ("type", decode_reply(raw, 3)[0][1][1])), (False, ("type", decode_reply(raw, 3)[0][1][1])),
+                                    (False, ("timeout", "t"))]
+    assert "reply limit" in decode_reply(raw, 3)[0][1][1]
