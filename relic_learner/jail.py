@@ -11,9 +11,9 @@ Two well-kept mechanisms do the work:
 - `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``) starts the worker
   in fresh user, PID, network, IPC and UTS namespaces, as PID 2 under bwrap's own
   init, in a new session, with every capability dropped and ``no_new_privs`` set. Its
-  file system holds only what Python needs to start (the interpreter's prefix, the
-  virtualenv, the two packages the worker imports, the shared-library directories),
-  bound read-only; ``/proc`` shows the sandbox's own processes only; ``/dev`` is a
+  file system holds only what running a program needs (:func:`jail_binds`: the
+  interpreter, the standard library, the shared libraries, numpy, and the worker's own
+  six modules), bound read-only; ``/proc`` shows the sandbox's own processes only; ``/dev`` is a
   read-only minimal set. When the parent dies, bwrap's init dies, and with it every
   process of the namespace (orphans included).
 - `libseccomp <https://github.com/seccomp/libseccomp>`_, through the ``pyseccomp``
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import resource
 import shutil
@@ -63,6 +64,18 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+# Where a worker's own modules appear in its file system, and which: the role worker, the
+# channel and jail it uses, and the one module of relic_envs that loads a program (with the
+# two it imports). Their packages' ``__init__`` files are empty there: a worker never sees
+# the rest of either package (no benchmark, no ``relic_envs/data``: the held-out splits and
+# the reference caches are the answer key).
+JAIL_ROOT = "/relic"
+_WORKER_MODULES = ("relic_envs/errors.py", "relic_envs/core/signature.py", "relic_envs/core/program.py",
+                   "relic_learner/channel.py", "relic_learner/jail.py", "relic_learner/role_worker.py")
+_WORKER_PACKAGES = ("relic_envs", "relic_envs/core", "relic_learner")
+_LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib")
+
+
 def _package_dir(name: str) -> Path:
     import importlib.util
 
@@ -72,51 +85,115 @@ def _package_dir(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
-def readable_paths() -> list[str]:
-    """What a worker's file system holds: Python, its libraries, and the two packages it imports.
+def interpreter() -> Path:
+    """The base interpreter (a virtualenv's ``python`` is a link to it, or a copy that reads
+    ``pyvenv.cfg``): run directly, it finds its standard library from its own path."""
+    return Path(getattr(sys, "_base_executable", None) or sys.executable).resolve()
 
-    Deliberately not the project directory (a run's directory, with every role's
-    programs, may live under it), not ``/etc`` (beyond the loader's cache), not ``/tmp``
-    nor any home directory.
+
+def _stdlib() -> Path:
+    return Path(sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})["stdlib"]).resolve()
+
+
+def jail_binds() -> list[tuple[str, str]]:
+    """(host path, path in the jail) of everything a worker's file system holds, read-only.
+
+    The interpreter and its shared library, the standard library (its ``site-packages``
+    hidden, see :func:`hidden_paths`), the system's shared libraries (libc, libm, libffi,
+    libseccomp, ...), numpy with its bundled libraries and pyseccomp under
+    :data:`JAIL_ROOT`, and the worker's own modules there. Not the checkout, the
+    virtualenv, any home or run directory, nor anything else installed.
     """
-    paths = {
-        Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve().parent,
-        Path(sysconfig.get_paths()["stdlib"]).resolve(), Path(sysconfig.get_paths()["purelib"]).resolve(),
-        Path(sysconfig.get_paths()["platlib"]).resolve(),
-        _package_dir("relic_envs"), _package_dir("relic_learner"), _package_dir("numpy").parent,
-    }
+    binds = [(str(interpreter()), str(interpreter())), (str(_stdlib()), str(_stdlib()))]
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        library = Path(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("LDLIBRARY") or "")
+        if library.is_file():  # under its own name and the one the loader asks for (its soname)
+            binds += [(str(library.resolve()), str(library)), (str(library.resolve()), str(library.resolve()))]
+    for lib in (*library_dirs(), "/etc/ld.so.cache"):
+        binds.append((lib, lib))
+    numpy_dir = _package_dir("numpy")
+    binds.append((str(numpy_dir), f"{JAIL_ROOT}/numpy"))
+    if (numpy_dir.parent / "numpy.libs").is_dir():  # a wheel's OpenBLAS and friends ($ORIGIN-relative)
+        binds.append((str(numpy_dir.parent / "numpy.libs"), f"{JAIL_ROOT}/numpy.libs"))
     try:
         import pyseccomp
 
-        paths.add(Path(pyseccomp.__file__).resolve().parent)
+        found = Path(pyseccomp.__file__).resolve()
+        source = found.parent if found.name == "__init__.py" else found
+        binds.append((str(source), f"{JAIL_ROOT}/{source.name}"))
     except ImportError:
         pass
-    for lib in ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache"):
-        if os.path.exists(lib):
-            paths.add(Path(lib).resolve())
+    here = Path(__file__).resolve().parent.parent  # the directory that holds both packages
+    for module in _WORKER_MODULES:
+        binds.append((str(here / module), f"{JAIL_ROOT}/{module}"))
+    for package in _WORKER_PACKAGES:
+        binds.append((os.devnull, f"{JAIL_ROOT}/{package}/__init__.py"))
+    return binds
+
+
+@functools.cache
+def library_dirs() -> tuple[str, ...]:
+    """The system directories whose shared libraries a worker loads: where this process's
+    own libc, libm, libffi... come from, libseccomp's, and the loader's link directory.
+
+    Directories, not each file: the loader finds a library through ``/etc/ld.so.cache``
+    under names that are links within these directories. Not the rest of ``/usr/lib``
+    (other software's trees live there: ``/usr/lib/google-cloud-sdk``, ``/usr/lib/python3``).
+    """
+    if (name := libseccomp_path()) is not None:
+        try:
+            ctypes.CDLL(name)  # so that its directory shows below
+        except OSError:
+            pass
+    dirs = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)  # address, perms, offset, dev, inode[, path]
+            path = fields[5].strip() if len(fields) == 6 else ""
+            if ".so" in path and path.startswith(tuple(d + "/" for d in _LIBRARY_DIRS)):
+                dirs.add(os.path.dirname(path))
+    for loader_dir in ("/lib64", "/usr/lib64"):  # the loader's own link (PT_INTERP), on most systems
+        if os.path.isdir(loader_dir) and not os.path.islink(loader_dir):
+            dirs.add(loader_dir)
     # A directory inside another one on the list is already there.
-    kept = sorted(str(p) for p in paths if p.exists())
-    return [p for p in kept if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in kept)]
+    return tuple(d for d in sorted(dirs) if not any(d != e and d.startswith(e + "/") for e in dirs))
+
+
+def hidden_paths() -> list[str]:
+    """Directories inside a bound one that a worker must not see: covered by an empty tmpfs.
+
+    Installed packages next to the standard library (``site-packages``, Debian's
+    ``dist-packages``), and every other Python's library under the system's library
+    directories.
+    """
+    stdlib = _stdlib()
+    hidden = [stdlib / "site-packages", stdlib / "dist-packages"]
+    for lib in library_dirs():
+        hidden += [p for p in Path(lib).iterdir() if p.name.startswith("python") and p.is_dir() and p.resolve() != stdlib]
+    return sorted({str(p) for p in hidden if p.is_dir()})
 
 
 def bwrap_command(python_args: list[str]) -> list[str]:
-    """The ``bwrap`` command line that runs ``python python_args...`` in the jail."""
+    """The ``bwrap`` command line that runs ``python -S python_args...`` in the jail.
+
+    ``-S``: no ``site``, so nothing installed is on the path; ``PYTHONPATH`` is
+    :data:`JAIL_ROOT` (set here, whatever the caller's environment says).
+    """
     command = [
         bwrap_path() or "bwrap",
         "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--die-with-parent", "--new-session", "--cap-drop", "ALL",
     ]
-    paths = readable_paths()
-    for path in paths:
-        command += ["--ro-bind", path, path]
+    for source, target in jail_binds():
+        command += ["--ro-bind", source, target]
     for link in ("/lib", "/lib64", "/bin"):  # merged-/usr systems: keep the loader's paths valid
         if os.path.islink(link):
             command += ["--symlink", os.readlink(link), link]
-    executable = str(Path(sys.executable).absolute())
-    if not any(Path(executable).is_relative_to(p) for p in paths):
-        command += ["--ro-bind", executable, executable]
-    command += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/"]
-    return [*command, "--", executable, *python_args]
+    for path in hidden_paths():
+        command += ["--tmpfs", path, "--remount-ro", path]
+    command += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/",
+                "--setenv", "PYTHONPATH", JAIL_ROOT]
+    return [*command, "--", str(interpreter()), "-S", *python_args]
 
 
 def namespace_ids() -> dict[str, int]:

@@ -48,8 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from relic_envs.core.program import load_function
-from relic_envs.core.registry import get_benchmark
+from relic_envs.core.program import load_named
 from relic_envs.errors import InvalidReturn
 from relic_learner import channel, jail
 
@@ -231,10 +230,10 @@ def _guarded_call(function: Any, args: tuple, kwargs: dict, call_s: float, finis
 
 
 class _Worker:
-    """The worker's state: its role's signature, and the programs loaded per instance slot."""
+    """The worker's state: its role's function name, and the programs loaded per instance slot."""
 
-    def __init__(self, in_fd: int, out_fd: int, signature: Any):
-        self.in_fd, self.out_fd, self.signature = in_fd, out_fd, signature
+    def __init__(self, in_fd: int, out_fd: int, function: str):
+        self.in_fd, self.out_fd, self.function = in_fd, out_fd, function
         self.functions: dict[int, Any] = {}
         self.shared: dict[int, np.ndarray] = {}  # arrays the referee sent once (channel.ShareTable)
         self.call_s = 1.0
@@ -253,7 +252,7 @@ class _Worker:
         _TRUSTED_CODE.add(code)
         try:
             for slot in slots:  # afresh per instance: no state leaks between instances
-                self.functions[slot] = _guarded_call(load_function, (code, self.signature), {}, call_s)
+                self.functions[slot] = _guarded_call(load_named, (code, self.function), {}, call_s)
         except InvalidReturn as exc:
             self.functions.clear()
             return [["fail", exc.reason, f"while loading: {exc}"]]
@@ -302,7 +301,7 @@ def _address_space() -> int:
         return 0
 
 
-def _prepare(benchmark: str, interface: str, role: str, parent_ns: dict[str, int]) -> tuple[Any, dict]:
+def _prepare(parent_ns: dict[str, int]) -> dict:
     """The zygote's set-up: imports, silence, and the layers the jail holds (measured, not assumed).
 
     Whatever every child would otherwise build for itself (the seccomp filter, the numpy
@@ -321,7 +320,6 @@ def _prepare(benchmark: str, interface: str, role: str, parent_ns: dict[str, int
     import numpy.ma  # noqa: F401
     import numpy.polynomial  # noqa: F401
 
-    signature = get_benchmark(benchmark).signatures(interface)[role]
     global _SECCOMP, _GUARD, _ZYGOTE_SECCOMP
     _SECCOMP = jail.CompiledFilter.build("child")
     _GUARD = _ModuleGuard()
@@ -331,10 +329,10 @@ def _prepare(benchmark: str, interface: str, role: str, parent_ns: dict[str, int
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
     # Last, after measure: its write probe must meet the read-only mounts, not the filter.
     _ZYGOTE_SECCOMP = jail.apply_seccomp(jail.build_seccomp("zygote"))
-    return signature, layers
+    return layers
 
 
-def _child(in_fd: int, out_fd: int, signature: Any, memory_bytes: int) -> None:
+def _child(in_fd: int, out_fd: int, function: str, memory_bytes: int) -> None:
     """A fresh worker for one job: limits and filter first, then the referee's messages until EOF."""
     held = {"rlimits": jail.apply_rlimits(memory_bytes)}
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -342,7 +340,7 @@ def _child(in_fd: int, out_fd: int, signature: Any, memory_bytes: int) -> None:
     held["seccomp"] = _ZYGOTE_SECCOMP and _SECCOMP is not None and _SECCOMP.load()
     sys.addaudithook(_audit)
     channel.write_frame(out_fd, json.dumps({"child": held}).encode())
-    worker = _Worker(in_fd, out_fd, signature)
+    worker = _Worker(in_fd, out_fd, function)
     while True:
         try:
             message = pickle.loads(channel.read_frame(in_fd, 1 << 31))  # from the referee, which the child trusts
@@ -368,10 +366,11 @@ def _reap(child: int | None) -> int | None:
 
 
 def main() -> None:
-    """``python -c`` entry of the zygote: ``argv = [control_fd, benchmark, interface, role, memory_mb, parent_ns]``."""
+    """``python -c`` entry of the zygote: ``argv = [control_fd, function, memory_mb, parent_ns]``
+    (``function``: the role's function name, the one thing of its benchmark it needs)."""
     control = socket.socket(fileno=int(sys.argv[1]))
-    benchmark, interface, role, memory_mb = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-    signature, layers = _prepare(benchmark, interface, role, json.loads(sys.argv[6]))
+    function, memory_mb = sys.argv[2], int(sys.argv[3])
+    layers = _prepare(json.loads(sys.argv[4]))
     memory_bytes = _address_space() + memory_mb * 2**20
     # Everything the zygote holds moves to the collector's permanent generation: a child's
     # collections then never walk (and so never copy-on-write) the inherited heap.
@@ -399,7 +398,7 @@ def main() -> None:
             if child == 0:
                 control.close()
                 try:
-                    _child(fds[0], fds[1], signature, memory_bytes)
+                    _child(fds[0], fds[1], function, memory_bytes)
                 finally:
                     os._exit(0)
             for fd in fds:

@@ -230,8 +230,8 @@ class _RoleProcess:
 
     def _spawn(self, benchmark: str, interface: str, role: str, memory_mb: int, use_bwrap: bool) -> dict | None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        args = ["-c", _ROLE_CODE, str(theirs.fileno()), benchmark, interface, role, str(memory_mb),
-                json.dumps(jail.namespace_ids())]
+        function = get_benchmark(benchmark).signatures(interface)[role].function
+        args = ["-c", _ROLE_CODE, str(theirs.fileno()), function, str(memory_mb), json.dumps(jail.namespace_ids())]
         command = jail.bwrap_command(args) if use_bwrap else [sys.executable, *args]
         self._process = subprocess.Popen(command, pass_fds=(theirs.fileno(),), start_new_session=True,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

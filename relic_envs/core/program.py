@@ -677,6 +677,17 @@ def _check_signature(tree: ast.Module, signature: Signature) -> ast.Module:
 def load_function(program: ast.Module | types.CodeType, signature: Signature, filename: str = "<program>") -> Callable[..., Any]:
     """Execute a checked module (its AST or compiled code) in a fresh namespace; return the role function.
 
+    :func:`load_named` with the signature's function name.
+    """
+    return load_named(program, signature.function, filename)
+
+
+def load_named(program: ast.Module | types.CodeType, function: str, filename: str = "<program>") -> Callable[..., Any]:
+    """Execute a checked module in a fresh namespace; return its function ``function``.
+
+    What a role worker calls: it knows its role's function name, not the benchmark (a
+    jailed worker holds no benchmark code, see docs/learner.md).
+
     The namespace's builtins are :data:`SAFE_BUILTINS` (no ``type``, ``object`` or class
     statements; a ``hash`` that refuses address-based hashes, a NaN's included; a
     ``print`` that does nothing), and ``import`` reaches ``numpy`` and ``math`` only.
@@ -688,7 +699,7 @@ def load_function(program: ast.Module | types.CodeType, signature: Signature, fi
     safe["__import__"] = _import_allowed
     namespace: dict[str, Any] = {"__builtins__": safe, "np": np, "numpy": np, "math": math, "__name__": "relic_program"}
     exec(code, namespace)
-    return namespace[signature.function]
+    return namespace[function]
 
 
 def _import_allowed(name: str, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002

@@ -193,3 +193,72 @@ def test_a_stopped_zygote_is_replaced_within_the_fork_deadline(instances, fresh_
         referee.close()
     assert replaced == ["no fork reply"]
     assert [r.objective for r in results] == fresh_scores and elapsed < 60
+
+
+# -- issue 54, item 2: a child sees only what running a program needs ---------------------
+
+WHAT_A_CHILD_SEES = """
+import json, os, sys
+found = {"open": {}, "exists": {}, "imports": {}}
+for name, path in json.loads(PATHS_JSON).items():
+    found["exists"][name] = os.path.exists(path)
+    try:
+        with open(path, "rb") as f:
+            found["open"][name] = len(f.read(16))
+    except OSError as exc:
+        found["open"][name] = type(exc).__name__
+for module in ("relic_envs.core.registry", "relic_envs.data", "relic_envs.dcop", "baselines", "gymnasium", "jax"):
+    try:
+        __import__(module)
+        found["imports"][module] = "imported"
+    except ImportError as exc:
+        found["imports"][module] = type(exc).__name__
+# everything this process can list, /proc and /dev aside
+listed, suspicious = 0, []
+for top in sorted(os.listdir("/")):
+    if top in ("proc", "dev", "sys"):
+        continue
+    for root, dirs, files in os.walk("/" + top):
+        listed += len(files)
+        suspicious += [os.path.join(root, f) for f in files
+                       if "cpsat" in f or f in ("manifest.json", "pyvenv.cfg", "registry.py", "test.npz")
+                       or (f.endswith(".npz") and not root.startswith("/relic/numpy/"))]  # numpy's own test data
+found["listed"], found["suspicious"] = listed, suspicious
+found["relic"] = sorted(os.path.join(r, f)[len("/relic/"):] for r, _, fs in os.walk("/relic") for f in fs
+                        if not r.startswith("/relic/numpy"))
+found["sys.path"] = sys.path
+report = json.dumps(found)
+"""
+
+
+def test_a_child_cannot_open_or_list_the_answer_key(instances, tmp_path):
+    data = Path(relic_envs.__file__).resolve().parent / "data"
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "programs.json").write_text("{}")
+    paths = {"test split": str(data / "dgc" / "test.npz"), "CP-SAT cache": str(data / "dgc" / "cpsat_test.npz"),
+             "manifest": str(data / "manifest.json"), "data dir": str(data),
+             "checkout": str(Path(relic_envs.__file__).resolve().parent.parent / "pyproject.toml"),
+             "home": str(Path.home()), "run dir": str(run_dir / "programs.json"),
+             "virtualenv": str(Path(os.sys.prefix) / "pyvenv.cfg"),
+             "registry": str(Path(relic_envs.__file__).resolve().parent / "core" / "registry.py")}
+    code = f"PATHS_JSON = {json.dumps(json.dumps(paths))}\n" + WHAT_A_CHILD_SEES
+    referee = sandbox._Referee(np.zeros(2, dtype=np.int32))
+    try:
+        found = json.loads(_report(referee.play(_job(instances, {"A": code}))[0]))
+    finally:
+        referee.close()
+    home_inside = found["exists"].pop("home") and Path.home() in Path(os.sys.base_prefix).parents
+    assert not any(found["exists"].values()), found["exists"]
+    assert all(v in ("FileNotFoundError", "IsADirectoryError") for k, v in found["open"].items() if k != "home"), found["open"]
+    assert set(found["imports"].values()) == {"ModuleNotFoundError"}, found["imports"]
+    assert found["suspicious"] == [], found["suspicious"]
+    # Under the jail's root: the worker's own modules, empty package files, pyseccomp (and numpy).
+    assert found["relic"] == sorted(m.removeprefix(jail.JAIL_ROOT + "/") for _, m in jail.jail_binds()
+                                    if m.startswith(jail.JAIL_ROOT + "/") and not m.startswith(jail.JAIL_ROOT + "/numpy")
+                                    ), found["relic"]
+    assert found["listed"] > 100  # the walk saw the standard library: it did look
+    # The home directory shows only where the interpreter itself lives under it (pyenv's),
+    # and then holds nothing but the path to it.
+    if home_inside:
+        assert found["open"]["home"] == "IsADirectoryError"
