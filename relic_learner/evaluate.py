@@ -98,6 +98,13 @@ def _status_of(results: Sequence[RolloutResult]) -> Status:
     return OK
 
 
+def _fingerprint(result: RolloutResult) -> str:
+    """What must repeat bit for bit: objective, score (``repr`` of a float is exact), steps, failure."""
+    invalid = result.invalid
+    failure = None if invalid is None else (invalid.role, invalid.reason)
+    return repr((result.objective, result.score, result.steps, failure))
+
+
 # Started referees that closed evaluators left, for the next evaluator of this process.
 # A referee costs an interpreter and, per role, a jail and an interpreter to start (about
 # a second of CPU each); a run, a test session or a table makes many evaluators, often of
@@ -181,6 +188,13 @@ class TeamEvaluator:
         ``"full"`` (default) or ``"reduced"``: overrides ``limits.isolation``. With
         ``"full"``, a machine that refuses an isolation layer raises
         :class:`~relic_learner.jail.IsolationUnavailable` instead of running a program.
+    determinism_instances:
+        The determinism check (issue 54): a text's first valid evaluation is played again
+        on this many of the batch's first instances, in a later second of the clock (it
+        waits up to a second for one) and in children whose memory layout is shifted on
+        purpose (``Job.perturb``); any difference makes the team
+        invalid with reason ``nondeterministic``, charged to the first new role (it never
+        enters a tree). A text that repeats is not checked again. ``0`` turns it off.
 
     Use it as a context manager, or call :meth:`close`, to stop the workers.
     """
@@ -195,6 +209,7 @@ class TeamEvaluator:
         sandbox: bool = True,
         cache_size: int = 4096,
         isolation: str | None = None,
+        determinism_instances: int = 2,
     ):
         self.bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
         self.bench.check_interface(interface)
@@ -218,6 +233,11 @@ class TeamEvaluator:
         self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="relic-eval")
         self.evaluations = 0  # evaluations actually run (cache misses)
         self.cache_hits = 0
+        if not isinstance(determinism_instances, int) or determinism_instances < 0:
+            raise InvalidConfig(f"determinism_instances must be an int >= 0, got {determinism_instances!r}")
+        self.determinism_instances = determinism_instances
+        self._repeatable: set[str] = set()  # (role, text) digests whose first evaluation repeated
+        self._perturbations = 0
 
     # -- public API ------------------------------------------------------------------
     def evaluate(self, team: Team, batch: Batch) -> TeamEvaluation:
@@ -255,9 +275,11 @@ class TeamEvaluator:
                 results.extend(chunk_results)
                 for role, n in stats.get("calls", {}).items():
                     calls[role] = calls.get(role, 0) + n
-            evaluation = TeamEvaluation(tuple(results), _status_of(results), time.perf_counter() - started, False, calls)
-            self._store(f"{key}:{batch.digest}", evaluation)
-            out[index] = evaluation
+            out[index] = TeamEvaluation(tuple(results), _status_of(results), time.perf_counter() - started, False, calls)
+        repeats = {index: self._threads.submit(self._repeat, sources, batch, out[index]) for index, _, sources in pending}
+        for index, key, _ in pending:
+            out[index] = repeats[index].result()
+            self._store(f"{key}:{batch.digest}", out[index])
         return [out[i] for i in range(len(teams))]
 
     def close(self) -> None:
@@ -343,6 +365,37 @@ class TeamEvaluator:
             return worker.run(job, self.limits.wall_for(len(instances)))
         finally:
             self._idle.put(worker)
+
+    def _text_key(self, role: str, source: str) -> str:
+        return hashlib.sha256(f"{self.bench.name}:{self.interface}:{role}\0{source}".encode()).hexdigest()
+
+    def _repeat(self, sources: Mapping[str, str | None], batch: Batch, evaluation: TeamEvaluation) -> TeamEvaluation:
+        """The determinism check: ``evaluation``, or it made invalid (``nondeterministic``) when a repeat differs."""
+        new = [r for r, src in sources.items() if src is not None and self._text_key(r, src) not in self._repeatable]
+        k = min(self.determinism_instances, len(batch))
+        if not (self.sandbox and new and k and evaluation.ok):
+            return evaluation
+        with self._lock:
+            self._perturbations += 1
+            perturb = self._perturbations
+        # The clock a program can reach (numpy's "now") counts whole seconds: the repeat
+        # starts in a later second than the first evaluation ended in, so it reads another.
+        time.sleep(max(0.0, math.floor(evaluation_end := time.time()) + 1.0 - evaluation_end))
+        worker = self._idle.get()
+        try:
+            job = Job(self.bench.name, self.interface, dict(sources), tuple(batch.instances[:k]), self.limits.call_s,
+                      self.limits.memory_mb, self.limits.isolation, perturb=perturb)
+            again, _ = worker.run(job, self.limits.wall_for(k))
+        finally:
+            self._idle.put(worker)
+        for i, (first, second) in enumerate(zip(evaluation.results[:k], again)):
+            if _fingerprint(first) != _fingerprint(second):
+                detail = (f"instance {i} scored {_fingerprint(first)} and then {_fingerprint(second)} when played again "
+                          f"with another memory layout, later (new text: role {', '.join(new)})")
+                return dataclasses.replace(evaluation, status=Status(False, "nondeterministic", new[0], detail))
+        with self._lock:
+            self._repeatable.update(self._text_key(r, sources[r]) for r in new)
+        return evaluation
 
     def _run_in_process(self, sources: Mapping[str, str | None], instances: Sequence[Any]) -> list[RolloutResult]:
         team = {}

@@ -518,6 +518,25 @@ def _rule(f, action, name: str, *args) -> None:
         pass
 
 
+_ADDR_NO_RANDOMIZE = 0x0040000  # <linux/personality.h>
+
+
+def no_address_randomization() -> bool:
+    """Turn address-space randomisation off for the programs this process starts (issue 54).
+
+    A personality flag, inherited across ``execve``: a zygote started after this call,
+    and so each child it forks, gets the same layout every time, so a score that depends
+    on an address (a ``repr`` that prints one) repeats. Idempotent; False where refused.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    personality = ctypes.CDLL(None, use_errno=True).personality
+    current = personality(0xFFFFFFFF)  # the query form
+    if current == -1:
+        return False
+    return current & _ADDR_NO_RANDOMIZE or personality(current | _ADDR_NO_RANDOMIZE) != -1
+
+
 def no_new_privileges() -> bool:
     """``prctl(PR_SET_NO_NEW_PRIVS)`` (bwrap sets it too; needed for seccomp without capabilities)."""
     if not sys.platform.startswith("linux"):

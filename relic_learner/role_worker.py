@@ -239,9 +239,17 @@ class _Worker:
         self.call_s = 1.0
         self.guard = _GUARD if _GUARD is not None else _ModuleGuard()
 
-    def load(self, program: bytes, slots: list[int], call_s: float, inject: str | None) -> list[Any]:
-        """``program``: the referee's :func:`~relic_learner.sandbox.compiled_program` (trusted)."""
+    def load(self, program: bytes, slots: list[int], call_s: float, inject: str | None, perturb: int = 0) -> list[Any]:
+        """``program``: the referee's :func:`~relic_learner.sandbox.compiled_program` (trusted).
+
+        ``perturb`` > 0: before the program runs, this child's memory layout is shifted on
+        purpose (objects of every small size class, and mapped pages, held for the job),
+        so that anything a program computes from an address comes out different.
+        """
         self.call_s = call_s
+        if perturb:
+            self.ballast = [bytearray(k % 509) for k in range(512 + 37 * perturb)]
+            self.ballast.append(bytearray(4096 * (1 + perturb % 61)))
         self.functions.clear()
         _TRUSTED_CODE.clear()
         if inject is not None:  # test-only: reachable from the referee's Job, never from program text

@@ -127,6 +127,9 @@ class Job:
     # after every layer is in place (tests/learner/test_sandbox_attacks.py). Set only by
     # code that builds a Job; program text never reaches it.
     inject: Mapping[str, str] | None = None
+    # Non-zero: each child shifts its own memory layout by this much before it loads its
+    # program (the determinism check of relic_learner.evaluate); 0, the usual layout.
+    perturb: int = 0
 
 
 
@@ -233,6 +236,7 @@ class _RoleProcess:
         function = get_benchmark(benchmark).signatures(interface)[role].function
         args = ["-c", _ROLE_CODE, str(theirs.fileno()), function, str(memory_mb), json.dumps(jail.namespace_ids())]
         command = jail.bwrap_command(args) if use_bwrap else [sys.executable, *args]
+        jail.no_address_randomization()  # the zygote's layout, and so every child's, is the same each time
         self._process = subprocess.Popen(command, pass_fds=(theirs.fileno(),), start_new_session=True,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL, env=_worker_env())
@@ -493,7 +497,7 @@ class _Referee:
                 continue
             # Loading unmarshals the code once and runs the module once per instance (each under the call limit).
             deadline = time.monotonic() + 2 * len(slots) * job.call_s + _LOAD_SLACK_S
-            worker.send(("load", program, slots, job.call_s, (job.inject or {}).get(role)), deadline)
+            worker.send(("load", program, slots, job.call_s, (job.inject or {}).get(role), job.perturb), deadline)
             sent.append((role, deadline))
         for role, deadline in sent:  # the roles load side by side
             worker = self.workers[role]

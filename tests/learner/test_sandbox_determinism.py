@@ -90,3 +90,83 @@ def test_hash_of_an_address_is_refused_at_run_time():
     with TeamEvaluator("dgc", workers=1) as ev:
         result = ev.evaluate(team, batch)
     assert result.status.reason == "exception" and "memory addresses" in result.status.detail
+
+
+# -- issue 54, item 5: what depends on an address or the clock -------------------------
+# Each program below passes validation. An address is the same in every child by
+# construction (no address randomisation for the zygote, the same history before a
+# program runs); what still differs is caught by the determinism check (the first
+# evaluation of a new text played again later, with the child's layout shifted).
+
+def _rolled(expression: str, prelude: str = "") -> str:
+    """A program whose action is the colours rolled by ``expression`` (an int)."""
+    return program(f"{prelude}\nshift = {expression}\nreturn np.roll(cur, shift % 7)")
+
+
+ADDRESS_FORMS = {
+    # the issue's: a function's repr prints its address
+    "a function's repr": _rolled('int(repr(helper).split(" at ")[1][:-1], 16) >> 4',
+                                 "def helper():\n    return 0"),
+    # four more: a map's and an iterator's repr, a set of NaNs (hashed by address), a ufunc method's repr
+    "a map object's repr": _rolled('int(repr(map(abs, cur)).split(" at ")[1][:-1], 16) >> 4'),
+    "an iterator's repr": _rolled('int(str(iter([1, 2])).split(" at ")[1][:-1], 16) >> 4'),
+    "a set of NaNs": _rolled("[x is a for x in {a, b, c, d}].index(True)",
+                             'a, b, c, d = float("nan"), float("nan"), float("nan"), float("nan")'),
+    "a ufunc method's repr": _rolled('int(repr(np.add.reduce).split(" at ")[1][:-1], 16) >> 4'),
+}
+CLOCK_FORM = _rolled('int(np.array("won"[::-1], dtype="]sn[8M"[::-1]).astype(np.int64)) // 1000')
+
+
+@pytest.mark.parametrize("case", sorted(ADDRESS_FORMS))
+def test_an_address_repeats_in_fresh_pools(case):
+    check_source(ADDRESS_FORMS[case], SIG)  # validated text, not an injection
+    batch = Batch(tuple(relic_envs.splits("dgc").test_instances()[:2]))
+    team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": ADDRESS_FORMS[case]}
+    scores = []
+    for _ in range(2):
+        from relic_learner.sandbox import Job, SandboxWorker
+
+        referee = SandboxWorker()  # a new referee, new jails: nothing reused
+        try:
+            results, _ = referee.run(Job("dgc", "paper", team, batch.instances, 1.0, 256, "full"), 60)
+        finally:
+            referee.close()
+        assert all(r.valid for r in results), results[0].invalid
+        scores.append([r.objective for r in results])
+    assert scores[0] == scores[1]
+
+
+@pytest.mark.parametrize("case", ["a function's repr", "a map object's repr", "an iterator's repr", "the clock"])
+def test_what_does_not_repeat_is_named_nondeterministic(case):
+    text = CLOCK_FORM if case == "the clock" else ADDRESS_FORMS[case]
+    check_source(text, SIG)
+    batch = Batch(tuple(relic_envs.splits("dgc").test_instances()[:3]))
+    team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": text}
+    with TeamEvaluator("dgc", workers=1) as ev:
+        result = ev.evaluate(team, batch)
+    assert (result.status.reason, result.status.role) == ("nondeterministic", "A"), str(result.status)
+    assert result.mean_score is None  # charged: no score to enter a tree with
+
+
+def test_a_benign_team_passes_the_check_and_scores_bit_for_bit():
+    batch = Batch(tuple(relic_envs.splits("dgc").test_instances()[:3]))
+    team = {r: seed_source("dgc", r) for r in "ABC"}
+    expected = relic_envs.rollout("dgc", relic_envs.seeds.seed_team("dgc"), batch.instances)
+    with TeamEvaluator("dgc", workers=1) as ev:
+        first = ev.evaluate(team, batch)
+        checked = len(ev._repeatable)
+    assert first.ok, str(first.status)
+    assert [r.objective for r in first.results] == [r.objective for r in expected]
+    assert [r.score for r in first.results] == [r.score for r in expected]
+    assert checked == 3  # each role's text repeated once, and is not checked again
+
+
+def test_the_check_can_be_turned_off_and_rejects_bad_settings():
+    from relic_envs.errors import InvalidConfig
+
+    with pytest.raises(InvalidConfig, match="determinism_instances"):
+        TeamEvaluator("dgc", workers=1, determinism_instances=-1)
+    batch = Batch(tuple(relic_envs.splits("dgc").test_instances()[:2]))
+    team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": ADDRESS_FORMS["a function's repr"]}
+    with TeamEvaluator("dgc", workers=1, determinism_instances=0) as ev:
+        assert ev.evaluate(team, batch).ok
