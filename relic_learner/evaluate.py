@@ -36,7 +36,7 @@ from relic_envs.core.rollout import RolloutResult, rollout
 from relic_envs.errors import InvalidConfig, ProgramError
 from relic_learner.batches import Batch
 from relic_learner.intake import Program
-from relic_learner.sandbox import Job, Limits, SandboxWorker
+from relic_learner.sandbox import Job, Limits, SandboxWorker, compiled_program
 
 Team = Mapping[str, "str | Program | None"]
 
@@ -190,9 +190,9 @@ class TeamEvaluator:
         :class:`~relic_learner.jail.IsolationUnavailable` instead of running a program.
     determinism_instances:
         The determinism check (issue 54): a text's first valid evaluation is played again
-        on this many of the batch's first instances, in a later second of the clock (it
-        waits up to a second for one) and in children whose memory layout is shifted on
-        purpose (``Job.perturb``); any difference makes the team
+        on this many of the batch's first instances (a text is its compiled code: a new
+        comment does not make it new), later, in children whose memory layout is
+        shifted on purpose (``Job.perturb``); any difference makes the team
         invalid with reason ``nondeterministic``, charged to the first new role (it never
         enters a tree). A text that repeats is not checked again. ``0`` turns it off.
 
@@ -367,7 +367,11 @@ class TeamEvaluator:
             self._idle.put(worker)
 
     def _text_key(self, role: str, source: str) -> str:
-        return hashlib.sha256(f"{self.bench.name}:{self.interface}:{role}\0{source}".encode()).hexdigest()
+        """The text's identity for the determinism check: its compiled code (comments and
+        layout that do not change the code do not make a text new)."""
+        code = compiled_program(self.bench.name, self.interface, role, source)
+        body = code if isinstance(code, bytes) else source.encode()
+        return hashlib.sha256(f"{self.bench.name}:{self.interface}:{role}\0".encode() + body).hexdigest()
 
     def _repeat(self, sources: Mapping[str, str | None], batch: Batch, evaluation: TeamEvaluation) -> TeamEvaluation:
         """The determinism check: ``evaluation``, or it made invalid (``nondeterministic``) when a repeat differs."""
@@ -378,9 +382,6 @@ class TeamEvaluator:
         with self._lock:
             self._perturbations += 1
             perturb = self._perturbations
-        # The clock a program can reach (numpy's "now") counts whole seconds: the repeat
-        # starts in a later second than the first evaluation ended in, so it reads another.
-        time.sleep(max(0.0, math.floor(evaluation_end := time.time()) + 1.0 - evaluation_end))
         worker = self._idle.get()
         try:
             job = Job(self.bench.name, self.interface, dict(sources), tuple(batch.instances[:k]), self.limits.call_s,

@@ -114,7 +114,13 @@ ADDRESS_FORMS = {
                              'a, b, c, d = float("nan"), float("nan"), float("nan"), float("nan")'),
     "a ufunc method's repr": _rolled('int(repr(np.add.reduce).split(" at ")[1][:-1], 16) >> 4'),
 }
-CLOCK_FORM = _rolled('int(np.array("won"[::-1], dtype="]sn[8M"[::-1]).astype(np.int64)) // 1000')
+# Not closed: numpy's "now" built at run time reads the wall clock (whole seconds); the
+# check sees it only when the repeat falls in another second (docs/learner.md, "Not covered").
+CLOCK_FORM = _rolled('int(np.array("won"[::-1], dtype="]sn[8M"[::-1]).astype(np.int64)) // 10**9')
+
+
+def test_the_clock_form_passes_validation_and_is_a_known_gap():
+    check_source(CLOCK_FORM, SIG)
 
 
 @pytest.mark.parametrize("case", sorted(ADDRESS_FORMS))
@@ -136,9 +142,9 @@ def test_an_address_repeats_in_fresh_pools(case):
     assert scores[0] == scores[1]
 
 
-@pytest.mark.parametrize("case", ["a function's repr", "a map object's repr", "an iterator's repr", "the clock"])
+@pytest.mark.parametrize("case", ["a function's repr", "a map object's repr", "an iterator's repr"])
 def test_what_does_not_repeat_is_named_nondeterministic(case):
-    text = CLOCK_FORM if case == "the clock" else ADDRESS_FORMS[case]
+    text = ADDRESS_FORMS[case]
     check_source(text, SIG)
     batch = Batch(tuple(relic_envs.splits("dgc").test_instances()[:3]))
     team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": text}
