@@ -187,7 +187,7 @@ def _worker_cpu(name: str, interface: str) -> dict[str, float]:
     signatures = get_benchmark(name).signatures(interface)
     spent = {"unpickle": 0.0, "answer": 0.0, "encode": 0.0}  # the child's three steps per message, timed here
     for role in signatures:
-        worker = role_worker._Worker(-1, -1, signatures[role])
+        worker = role_worker._Worker(-1, -1, signatures[role].function)
         for to, raw in sent:
             if to == role:
                 t0 = time.process_time()

@@ -51,7 +51,7 @@ def _serve(in_fd: int, out_fd: int, signature, mode: str, child_filter) -> None:
     if mode in ("+ seccomp", "side by side"):
         jail.apply_seccomp(jail.build_seccomp("zygote"))
         child_filter.load()
-    worker = role_worker._Worker(in_fd, out_fd, signature)
+    worker = role_worker._Worker(in_fd, out_fd, signature.function)
     start = resource.getrusage(resource.RUSAGE_SELF)
     while True:
         try:
@@ -118,7 +118,7 @@ def _measure(name: str, interface: str) -> dict[str, list[float]]:
     gc.freeze()
 
     start = time.process_time()
-    workers = {r: role_worker._Worker(-1, -1, signatures[r]) for r in roles}
+    workers = {r: role_worker._Worker(-1, -1, signatures[r].function) for r in roles}
     for role, raw in sent:
         message = pickle.loads(raw)
         worker = workers[role]

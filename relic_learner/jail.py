@@ -13,7 +13,7 @@ Two well-kept mechanisms do the work:
   init, in a new session, with every capability dropped and ``no_new_privs`` set. Its
   file system holds only what running a program needs (:func:`jail_binds`: the
   interpreter, the standard library, the shared libraries, numpy, and the worker's own
-  six modules), bound read-only; ``/proc`` shows the sandbox's own processes only; ``/dev`` is a
+  seven modules), bound read-only; ``/proc`` shows the sandbox's own processes only; ``/dev`` is a
   read-only minimal set. When the parent dies, bwrap's init dies, and with it every
   process of the namespace (orphans included).
 - `libseccomp <https://github.com/seccomp/libseccomp>`_, through the ``pyseccomp``
@@ -71,7 +71,8 @@ def bwrap_path() -> str | None:
 # the reference caches are the answer key).
 JAIL_ROOT = "/relic"
 _WORKER_MODULES = ("relic_envs/errors.py", "relic_envs/core/signature.py", "relic_envs/core/program.py",
-                   "relic_learner/channel.py", "relic_learner/jail.py", "relic_learner/role_worker.py")
+                   "relic_learner/channel.py", "relic_learner/fixed_clock.py", "relic_learner/jail.py",
+                   "relic_learner/role_worker.py")
 _WORKER_PACKAGES = ("relic_envs", "relic_envs/core", "relic_learner")
 _LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib")
 
@@ -320,6 +321,33 @@ def process_state(skip_fds: frozenset[int] = frozenset()) -> dict[str, Any]:
         state["ioprio"] = ctypes.CDLL(None, use_errno=True).syscall(number, 1, 0)
     for path in _SYSV_IPC:  # a header line, then one line per object
         state[path] = _read(path).splitlines()[1:]
+    return state
+
+
+def other_process_state(pid: int) -> dict[str, Any]:
+    """:func:`process_state`'s limits, priority, scheduling, affinity, I/O priority, name
+    and descriptor flags of another process of this jail (the template a zygote forks
+    children from), read from outside it: ``/proc/<pid>`` and the ``get`` calls.
+
+    Read from outside because reading them inside would allocate in the template, whose
+    memory must not change between forks (``relic_learner.role_worker``).
+    """
+    fds = {}
+    try:
+        for name in os.listdir(f"/proc/{pid}/fdinfo"):
+            info = _read(f"/proc/{pid}/fdinfo/{name}")
+            fds[int(name)] = next((line for line in info.splitlines() if line.startswith("flags:")), "")
+    except OSError:
+        fds = {-1: "gone"}
+    state: dict[str, Any] = {
+        "limits": _read(f"/proc/{pid}/limits"), "priority": os.getpriority(os.PRIO_PROCESS, pid),
+        "scheduler": (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority),
+        "affinity": sorted(os.sched_getaffinity(pid)), "fds": sorted(fds.items()),
+        "oom_score_adj": _read(f"/proc/{pid}/oom_score_adj"), "comm": _read(f"/proc/{pid}/comm"),
+    }
+    number = _IOPRIO_GET.get(os.uname().machine)
+    if number is not None:
+        state["ioprio"] = ctypes.CDLL(None, use_errno=True).syscall(number, 1, pid)
     return state
 
 

@@ -50,7 +50,7 @@ import numpy as np
 
 from relic_envs.core.program import load_named
 from relic_envs.errors import InvalidReturn
-from relic_learner import channel, jail
+from relic_learner import channel, fixed_clock, jail
 
 
 class _CallTimeout(BaseException):
@@ -328,6 +328,8 @@ def _prepare(parent_ns: dict[str, int]) -> dict:
     import numpy.ma  # noqa: F401
     import numpy.polynomial  # noqa: F401
 
+    fixed_clock.stop()  # numpy's "now" and "today" answer 1970-01-01 in every child (issue 54)
+
     global _SECCOMP, _GUARD, _ZYGOTE_SECCOMP
     _SECCOMP = jail.CompiledFilter.build("child")
     _GUARD = _ModuleGuard()
@@ -335,8 +337,6 @@ def _prepare(parent_ns: dict[str, int]) -> dict:
     layers = jail.measure(parent_ns)
     if sys.platform.startswith("linux"):  # PR_SET_DUMPABLE 0: a child cannot open the zygote's memory
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
-    # Last, after measure: its write probe must meet the read-only mounts, not the filter.
-    _ZYGOTE_SECCOMP = jail.apply_seccomp(jail.build_seccomp("zygote"))
     return layers
 
 
@@ -361,16 +361,103 @@ def _child(in_fd: int, out_fd: int, function: str, memory_bytes: int) -> None:
         channel.write_frame(out_fd, channel.encode_reply(answers))
 
 
-def _reap(child: int | None) -> int | None:
-    """Kill (if still running) and reap the current child; its exit status as subprocess reports one."""
-    if child is None:
-        return None
-    try:
-        os.kill(child, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    _, status = os.waitpid(child, 0)
-    return os.waitstatus_to_exitcode(status)
+class _Template:
+    """The zygote's handle on its **template**: the process every child is forked from.
+
+    Issue 54: scores repeat by construction, so each child must start from the same
+    memory, byte for byte, whatever job it is. The zygote's own loop cannot give that
+    (it decodes commands, reads its state and answers in JSON, and its allocator's free
+    lists come out a little different after every job: an object's address moved by
+    16 bytes a job). The template is forked once, right after the zygote's set-up, and
+    then does only this, over two pipes and a socket: read one byte, fork, wait for that
+    child, write its status. Nothing it allocates lives across a fork, so after one
+    warm-up round (its first status write is the only thing a first child would not
+    share) every child starts from the same state. The child itself receives its job's
+    pipes and reports its pid over the socket, before it reads any program.
+    """
+
+    def __init__(self, control: socket.socket, pair: tuple[socket.socket, socket.socket], function: str,
+                 memory_bytes: int):
+        """``pair``: a socket pair made before the zygote's filter went on (it refuses sockets)."""
+        go_r, self._go = os.pipe()
+        self._status, status_w = os.pipe()
+        self._socket, theirs = pair
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                os.close(self._go)
+                os.close(self._status)
+                self._socket.close()
+                _template_loop(go_r, status_w, theirs, function, memory_bytes)
+            finally:
+                os._exit(0)
+        os.close(go_r)
+        os.close(status_w)
+        theirs.close()
+        self._socket.settimeout(30.0)  # a child's first act; a template that is not answering is replaced
+        self.pid = pid
+        self.child: int | None = None
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """One round with a job that ends at once: after it, every fork starts from the same state."""
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        self.fork((to_child_r, from_child_w))
+        for fd in (to_child_r, from_child_w, to_child_w):  # the child reads EOF and exits
+            os.close(fd)
+        self.reap()
+        os.close(from_child_r)
+
+    def fork(self, fds: tuple[int, int] | list[int]) -> None:
+        os.write(self._go, b"f")
+        socket.send_fds(self._socket, [b"p"], list(fds))
+        self.child = int.from_bytes(_read_exact(self._socket, 4), "big")
+
+    def reap(self) -> int | None:
+        """Kill (if still running) the current child; its exit status, as its parent (the template) saw it."""
+        if self.child is None:
+            return None
+        try:
+            os.kill(self.child, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.child = None
+        status = b""
+        while len(status) < 4:
+            chunk = os.read(self._status, 4 - len(status))
+            if not chunk:
+                raise EOFError("the template is gone")
+            status += chunk
+        return int.from_bytes(status, "big", signed=True)
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise EOFError("the template's child is gone")
+        data += chunk
+    return data
+
+
+def _template_loop(go: int, status: int, sock: socket.socket, function: str, memory_bytes: int) -> None:
+    """The template's whole life: nothing it allocates outlives a round (see :class:`_Template`)."""
+    while os.read(go, 1):
+        if os.fork() == 0:
+            try:
+                os.close(go)
+                os.close(status)
+                _, fds, _, _ = socket.recv_fds(sock, 16, 2)
+                sock.sendall(os.getpid().to_bytes(4, "big"))
+                sock.close()  # before any program: the child keeps only its job's two pipes
+                if len(fds) == 2:
+                    _child(fds[0], fds[1], function, memory_bytes)
+            finally:
+                os._exit(0)
+        os.write(status, os.waitstatus_to_exitcode(os.waitpid(-1, 0)[1]).to_bytes(4, "big", signed=True))
 
 
 def main() -> None:
@@ -384,10 +471,17 @@ def main() -> None:
     # collections then never walk (and so never copy-on-write) the inherited heap.
     gc.collect()
     gc.freeze()
-    # What a job must not change about this process (issue 54): read now, compared before each fork.
+    pair = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    # After measure (its write probe must meet the read-only mounts, not the filter) and
+    # before the template: it, and so every child, holds this part of the filter.
+    global _ZYGOTE_SECCOMP
+    _ZYGOTE_SECCOMP = jail.apply_seccomp(jail.build_seccomp("zygote"))
+    template = _Template(control, pair, function, memory_bytes)
+    # What a job must not change about this process or the template (issue 54): read now,
+    # compared before each fork.
     baseline = jail.process_state()
+    template_baseline = jail.other_process_state(template.pid)
     control.sendall(json.dumps({"ready": layers}).encode() + b"\n")
-    child = None
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(control, 256, 2)
@@ -396,26 +490,25 @@ def main() -> None:
         if not data:
             break
         command = data.decode(errors="replace").strip()
-        if command == "fork" and len(fds) == 2:
-            previous, child = _reap(child), None
-            altered = jail.changed(baseline, jail.process_state(frozenset(fds)))
-            if altered:  # an earlier job reached this process: the referee starts a new zygote
-                control.sendall(json.dumps({"altered": altered}).encode() + b"\n")
-                break
-            child = os.fork()
-            if child == 0:
-                control.close()
-                try:
-                    _child(fds[0], fds[1], function, memory_bytes)
-                finally:
-                    os._exit(0)
+        try:
+            if command == "fork" and len(fds) == 2:
+                previous = template.reap()
+                altered = jail.changed(baseline, jail.process_state(frozenset(fds)))
+                altered += [f"template {k}" for k in jail.changed(template_baseline, jail.other_process_state(template.pid))]
+                if altered:  # an earlier job reached this process: the referee starts a new jail
+                    control.sendall(json.dumps({"altered": altered}).encode() + b"\n")
+                    break
+                template.fork(fds)
+                reply = {"forked": previous}
+            else:
+                reply = {"status": template.reap()}
+        except (OSError, EOFError):  # the template or its child stopped answering: no fork reply, replaced
+            break
+        finally:
             for fd in fds:
                 os.close(fd)
-            reply = {"forked": previous}
-        else:
-            for fd in fds:
-                os.close(fd)
-            reply = {"status": _reap(child)}
-            child = None
         control.sendall(json.dumps(reply).encode() + b"\n")
-    _reap(child)
+    try:
+        template.reap()
+    except (OSError, EOFError):
+        pass

@@ -242,7 +242,7 @@ def test_from_inside_the_worker_every_attack_fails(referee, instances, tmp_path,
     assert found.pop("key in parent environ") is False
     escaped = {k: v for k, v in found.items() if v.startswith(("succeeded", "returned")) and "errno" not in v}
     assert not escaped, found
-    assert len(processes) == 3 and processes[:2] == ["1", "2"], processes  # bwrap's init, the zygote, this child
+    assert len(processes) == 4 and processes[:2] == ["1", "2"], processes  # bwrap's init, the zygote, its template, this child
     assert existing.read_text() == "original" and not (tmp_path / "created.txt").exists()
     assert not Path("/tmp/relic-escape").exists() and "TOP-SECRET" not in json.dumps(found)
     # The orchestrator (this process) is alive, and the next job is scored honestly.

@@ -114,13 +114,40 @@ ADDRESS_FORMS = {
                              'a, b, c, d = float("nan"), float("nan"), float("nan"), float("nan")'),
     "a ufunc method's repr": _rolled('int(repr(np.add.reduce).split(" at ")[1][:-1], 16) >> 4'),
 }
-# Not closed: numpy's "now" built at run time reads the wall clock (whole seconds); the
-# check sees it only when the repeat falls in another second (docs/learner.md, "Not covered").
+# The issue's clock form: numpy's "now" from strings built at run time. It passes the
+# validator; in a role worker numpy's clock is stopped (relic_learner.fixed_clock).
 CLOCK_FORM = _rolled('int(np.array("won"[::-1], dtype="]sn[8M"[::-1]).astype(np.int64)) // 10**9')
+TODAY_FORM = _rolled('int(np.array("YADOT"[::-1].lower(), dtype="]D[8M"[::-1]).astype(np.int64))')
 
 
-def test_the_clock_form_passes_validation_and_is_a_known_gap():
-    check_source(CLOCK_FORM, SIG)
+@pytest.mark.parametrize("text", [CLOCK_FORM, TODAY_FORM], ids=["now", "today"])
+def test_the_clock_a_program_can_reach_is_stopped(text):
+    import time
+
+    from relic_learner.sandbox import Job, SandboxWorker
+
+    check_source(text, SIG)  # validated text
+    instances = tuple(relic_envs.splits("dgc").test_instances()[:2])
+    team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": text}
+    scores = []
+    for _ in range(2):
+        referee = SandboxWorker()
+        try:
+            results, _ = referee.run(Job("dgc", "paper", team, instances, 1.0, 256, "full"), 60)
+        finally:
+            referee.close()
+        assert all(r.valid for r in results), results[0].invalid
+        scores.append([r.objective for r in results])
+        time.sleep(1.1)  # the wall clock's second changes between the two
+    assert scores[0] == scores[1]
+    # and what the program saw: the epoch, the stopped clock's only answer
+    referee = SandboxWorker()
+    try:
+        inject = {"A": "import numpy as np\nreport = str(np.datetime64('now')) + ' ' + str(np.datetime64('today'))\n"}
+        (result, *_), _ = referee.run(Job("dgc", "paper", team, instances, 1.0, 256, "full", inject=inject), 60)
+    finally:
+        referee.close()
+    assert result.invalid.detail.endswith("injected: 1970-01-01T00:00:00 1970-01-01"), result.invalid.detail
 
 
 @pytest.mark.parametrize("case", sorted(ADDRESS_FORMS))
@@ -176,3 +203,50 @@ def test_the_check_can_be_turned_off_and_rejects_bad_settings():
     team = {**{r: seed_source("dgc", r) for r in "ABC"}, "A": ADDRESS_FORMS["a function's repr"]}
     with TeamEvaluator("dgc", workers=1, determinism_instances=0) as ev:
         assert ev.evaluate(team, batch).ok
+
+
+def test_the_stopped_clock_is_numpys_alone_and_in_its_process_only():
+    import subprocess
+    import sys
+
+    code = ("import time, numpy as np; from relic_learner import fixed_clock; before = np.datetime64('now'); "
+            "took = fixed_clock.stop(); print(took, before != np.datetime64('1970-01-01T00:00:00'), "
+            "np.datetime64('now'), np.datetime64('today'), time.time() > 1e9)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["True", "True", "1970-01-01T00:00:00", "1970-01-01", "True"], out.stdout
+    assert np_now_year() > 1970  # this process's numpy is untouched
+
+
+def np_now_year() -> int:
+    import numpy as np
+
+    return int(str(np.datetime64("now", "Y")))
+
+
+SAME_START = """
+def f():
+    return 0
+objects = [object() for _ in range(3)]
+report = " ".join(hex(id(o)) for o in [f, *objects, bytearray(100), [], {}])
+"""
+
+
+def test_every_child_starts_from_the_same_memory():
+    """The same allocation history before a program runs: addresses agree job after job in one pool."""
+    import numpy as np
+
+    from relic_learner import sandbox
+    from relic_learner.sandbox import Job
+
+    instances = tuple(relic_envs.splits("dgc").test_instances()[:1])
+    team = {r: seed_source("dgc", r) for r in "ABC"}
+    referee = sandbox._Referee(np.zeros(2, dtype=np.int32))
+    try:
+        seen = [referee.play(Job("dgc", "paper", team, instances, 1.0, 256, "full", inject={"A": SAME_START}))[0][0]
+                .invalid.detail for _ in range(5)]
+        scores = [referee.play(Job("dgc", "paper", {**team, "A": ADDRESS_FORMS["a map object's repr"]}, instances,
+                                   1.0, 256, "full"))[0][0].objective for _ in range(3)]
+    finally:
+        referee.close()
+    assert len(set(seen)) == 1, seen
+    assert len(set(scores)) == 1, scores

@@ -151,14 +151,25 @@ def _zygote_pid(role_process: sandbox._RoleProcess) -> int:
     raise AssertionError("no zygote found")
 
 
-@pytest.mark.parametrize("change", ["nofile", "priority", "affinity"])
+def _template_pid(zygote: int) -> int:
+    """The zygote's template: its child that runs role_worker's code (the zygote's others are jobs' children's parent)."""
+    for task in Path(f"/proc/{zygote}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            if b"role_worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return int(child)
+    raise AssertionError("no template found")
+
+
+@pytest.mark.parametrize("change", ["nofile", "priority", "affinity", "template priority"])
 def test_a_changed_zygote_is_replaced_without_the_filter(instances, fresh_scores, change):
     """Each layer on its own: the change made from outside the jail, where no filter stands."""
     referee = sandbox._Referee(np.zeros(2, dtype=np.int32))
     try:
         referee.play(_job(instances))
         zygote = _zygote_pid(referee.workers["B"])
-        if change == "nofile":
+        if change == "template priority":
+            os.setpriority(os.PRIO_PROCESS, _template_pid(zygote), 19)
+        elif change == "nofile":
             resource.prlimit(zygote, resource.RLIMIT_NOFILE, (48, 48))
         elif change == "priority":
             os.setpriority(os.PRIO_PROCESS, zygote, 19)
@@ -173,7 +184,8 @@ def test_a_changed_zygote_is_replaced_without_the_filter(instances, fresh_scores
     finally:
         referee.close()
     assert replaced and replaced[0] != "no fork reply", replaced
-    assert {"nofile": "rlimits", "priority": "priority", "affinity": "affinity"}[change] in replaced[0]
+    expected = {"nofile": "rlimits", "priority": "priority", "affinity": "affinity", "template priority": "template priority"}
+    assert expected[change] in replaced[0], replaced
     assert [r.objective for r in results] == fresh_scores
 
 
