@@ -77,9 +77,17 @@ def _cpu_seconds() -> float:
     return own.user + own.system + own.children_user + own.children_system + tree_cpu_seconds(os.getpid())
 
 
+NEW_CODE = os.environ.get("RELIC_LATENCY_NEW_CODE") == "1"  # --new-code, also in a --before child
+
+
 def _once(evaluator: TeamEvaluator, team: dict[str, str], batch, teams: int = 1) -> tuple[float, float]:
-    """Wall and CPU seconds of one evaluation."""
-    fresh = [{r: f"{src}\n# run {next(_unique)}\n" for r, src in team.items()} for _ in range(teams)]
+    """Wall and CPU seconds of one evaluation.
+
+    Each team's texts are new to the cache (a trailing comment); with ``--new-code`` they
+    are new code too (a module constant), so the determinism check runs on every one.
+    """
+    mark = "RUN_{0} = {0}" if NEW_CODE else "# run {0}"
+    fresh = [{r: f"{src}\n{mark.format(next(_unique))}\n" for r, src in team.items()} for _ in range(teams)]
     cpu, start = _cpu_seconds(), time.perf_counter()
     results = evaluator.evaluate_many(fresh, batch)  # one team: exactly evaluate()
     elapsed = time.perf_counter() - start
@@ -176,9 +184,15 @@ def main() -> None:
                         help="also print CPU seconds (this process and all below it) of each mode, and the ratios")
     parser.add_argument("--teams", type=int, default=1,
                         help="distinct teams per timed call (evaluate_many, as re-validation and the AHD comparators call it); default 1")
+    parser.add_argument("--new-code", action="store_true",
+                        help="every timed team is new code (not only a new comment), so the determinism check "
+                             "of issue 54 runs on each evaluation, as on each new proposal of a search")
     parser.add_argument("--rounds", type=int, default=0,
                         help="with --before: N alternating rounds of both commits in fresh processes; medians and ratio spread")
     args = parser.parse_args()
+    if args.new_code:
+        os.environ["RELIC_LATENCY_NEW_CODE"] = "1"  # read by this module and by each --before child
+        globals()["NEW_CODE"] = True
     if args.rounds and not args.before:
         parser.error("--rounds compares two commits: give --before REV")
     names = args.env or relic_envs.names()
