@@ -271,11 +271,12 @@ _IOPRIO_GET = {"x86_64": 252, "aarch64": 31}  # syscall numbers; elsewhere I/O p
 _SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem")
 
 
-def _descriptor_state(skip: frozenset[int]) -> list[tuple[int, int, int, int]]:
-    """(fd, status flags, owner, signal) of every open descriptor but ``skip``.
+def _descriptor_state(skip: frozenset[int]) -> list[tuple[int, int, int]]:
+    """(fd, status flags, owner) of every open descriptor but ``skip``.
 
-    A forked child shares its parent's open file descriptions, so O_ASYNC, an owner or a
-    signal set on one in the child holds for the zygote too (a signal by I/O).
+    A forked child shares its parent's open file descriptions, so O_ASYNC or an owner set
+    on one in the child holds for the zygote too (a signal by I/O needs both; the signal
+    ``F_SETSIG`` names is sent only with O_ASYNC set).
     """
     import fcntl
 
@@ -285,19 +286,32 @@ def _descriptor_state(skip: frozenset[int]) -> list[tuple[int, int, int, int]]:
         if fd in skip:
             continue
         try:
-            out.append((fd, fcntl.fcntl(fd, fcntl.F_GETFL), fcntl.fcntl(fd, fcntl.F_GETOWN),
-                        fcntl.fcntl(fd, getattr(fcntl, "F_GETSIG", 11))))
+            out.append((fd, fcntl.fcntl(fd, fcntl.F_GETFL), fcntl.fcntl(fd, fcntl.F_GETOWN)))
         except OSError:  # the listing's own descriptor, closed by now
             continue
     return out
 
 
-def _read(path: str) -> str:
+def _read(path: str) -> bytes:
+    """A small /proc file's bytes (``b""`` if unreadable); raw calls: this runs before every fork."""
     try:
-        with open(path) as f:
-            return f.read()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return ""
+        return b""
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+_RLIMITS = tuple(getattr(resource, n) for n in sorted(dir(resource)) if n.startswith("RLIMIT_"))
+
+
+@functools.cache
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def process_state(skip_fds: frozenset[int] = frozenset()) -> dict[str, Any]:
@@ -309,7 +323,7 @@ def process_state(skip_fds: frozenset[int] = frozenset()) -> dict[str, Any]:
     this before each fork all the same, and is replaced when anything differs).
     """
     state: dict[str, Any] = {
-        "rlimits": [resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")],
+        "rlimits": [resource.getrlimit(r) for r in _RLIMITS],
         "priority": os.getpriority(os.PRIO_PROCESS, 0),
         "scheduler": (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority),
         "affinity": sorted(os.sched_getaffinity(0)),
@@ -318,36 +332,31 @@ def process_state(skip_fds: frozenset[int] = frozenset()) -> dict[str, Any]:
     }
     number = _IOPRIO_GET.get(os.uname().machine)
     if number is not None:
-        state["ioprio"] = ctypes.CDLL(None, use_errno=True).syscall(number, 1, 0)
+        state["ioprio"] = _libc().syscall(number, 1, 0)
     for path in _SYSV_IPC:  # a header line, then one line per object
-        state[path] = _read(path).splitlines()[1:]
+        state[path] = _read(path).count(b"\n")
     return state
 
 
 def other_process_state(pid: int) -> dict[str, Any]:
-    """:func:`process_state`'s limits, priority, scheduling, affinity, I/O priority, name
-    and descriptor flags of another process of this jail (the template a zygote forks
-    children from), read from outside it: ``/proc/<pid>`` and the ``get`` calls.
+    """:func:`process_state`'s limits, priority, scheduling, affinity, I/O priority and name
+    of another process of this jail (the template a zygote forks children from), read from
+    outside it: ``/proc/<pid>`` and the ``get`` calls.
 
     Read from outside because reading them inside would allocate in the template, whose
-    memory must not change between forks (``relic_learner.role_worker``).
+    memory must not change between forks (``relic_learner.role_worker``). Not its
+    descriptors: those it shares with the zygote are the zygote's own check; the three of
+    its own, each child closes before it reads a program.
     """
-    fds = {}
-    try:
-        for name in os.listdir(f"/proc/{pid}/fdinfo"):
-            info = _read(f"/proc/{pid}/fdinfo/{name}")
-            fds[int(name)] = next((line for line in info.splitlines() if line.startswith("flags:")), "")
-    except OSError:
-        fds = {-1: "gone"}
     state: dict[str, Any] = {
         "limits": _read(f"/proc/{pid}/limits"), "priority": os.getpriority(os.PRIO_PROCESS, pid),
         "scheduler": (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority),
-        "affinity": sorted(os.sched_getaffinity(pid)), "fds": sorted(fds.items()),
+        "affinity": sorted(os.sched_getaffinity(pid)),
         "oom_score_adj": _read(f"/proc/{pid}/oom_score_adj"), "comm": _read(f"/proc/{pid}/comm"),
     }
     number = _IOPRIO_GET.get(os.uname().machine)
     if number is not None:
-        state["ioprio"] = ctypes.CDLL(None, use_errno=True).syscall(number, 1, pid)
+        state["ioprio"] = _libc().syscall(number, 1, pid)
     return state
 
 

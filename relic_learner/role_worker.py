@@ -411,14 +411,17 @@ class _Template:
         os.close(from_child_r)
 
     def fork(self, fds: tuple[int, int] | list[int]) -> None:
+        """Start the next child; it reports its pid itself, read when it is next needed (off the fork's path)."""
         os.write(self._go, b"f")
         socket.send_fds(self._socket, [b"p"], list(fds))
-        self.child = int.from_bytes(_read_exact(self._socket, 4), "big")
+        self.child = -1  # forked, pid not read yet
 
     def reap(self) -> int | None:
         """Kill (if still running) the current child; its exit status, as its parent (the template) saw it."""
         if self.child is None:
             return None
+        if self.child == -1:
+            self.child = int.from_bytes(_read_exact(self._socket, 4), "big")
         try:
             os.kill(self.child, signal.SIGKILL)
         except ProcessLookupError:
