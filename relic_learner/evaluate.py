@@ -267,6 +267,8 @@ class TeamEvaluator:
             for index, _, sources in pending
             for c, (lo, hi) in enumerate(chunks)
         }
+        # Which texts the determinism check must play again: worked out while the chunks play.
+        unchecked = {index: self._unchecked(sources) for index, _, sources in pending}
         for index, key, _ in pending:
             results: list[RolloutResult] = []
             calls: dict[str, int] = {}
@@ -276,9 +278,11 @@ class TeamEvaluator:
                 for role, n in stats.get("calls", {}).items():
                     calls[role] = calls.get(role, 0) + n
             out[index] = TeamEvaluation(tuple(results), _status_of(results), time.perf_counter() - started, False, calls)
-        repeats = {index: self._threads.submit(self._repeat, sources, batch, out[index]) for index, _, sources in pending}
+        repeats = {index: self._threads.submit(self._repeat, sources, batch, out[index], unchecked[index])
+                   for index, _, sources in pending if unchecked[index] and out[index].ok}
         for index, key, _ in pending:
-            out[index] = repeats[index].result()
+            if index in repeats:
+                out[index] = repeats[index].result()
             self._store(f"{key}:{batch.digest}", out[index])
         return [out[i] for i in range(len(teams))]
 
@@ -373,12 +377,17 @@ class TeamEvaluator:
         body = code if isinstance(code, bytes) else source.encode()
         return hashlib.sha256(f"{self.bench.name}:{self.interface}:{role}\0".encode() + body).hexdigest()
 
-    def _repeat(self, sources: Mapping[str, str | None], batch: Batch, evaluation: TeamEvaluation) -> TeamEvaluation:
-        """The determinism check: ``evaluation``, or it made invalid (``nondeterministic``) when a repeat differs."""
-        new = [r for r, src in sources.items() if src is not None and self._text_key(r, src) not in self._repeatable]
+    def _unchecked(self, sources: Mapping[str, str | None]) -> list[str]:
+        """The roles whose text the determinism check has not seen repeat (none when the check is off)."""
+        if not (self.sandbox and self.determinism_instances):
+            return []
+        return [r for r, src in sources.items() if src is not None and self._text_key(r, src) not in self._repeatable]
+
+    def _repeat(self, sources: Mapping[str, str | None], batch: Batch, evaluation: TeamEvaluation,
+                new: list[str]) -> TeamEvaluation:
+        """The determinism check of the texts of roles ``new``: ``evaluation``, or it made
+        invalid (``nondeterministic``) when a repeat differs."""
         k = min(self.determinism_instances, len(batch))
-        if not (self.sandbox and new and k and evaluation.ok):
-            return evaluation
         with self._lock:
             self._perturbations += 1
             perturb = self._perturbations
