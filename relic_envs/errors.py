@@ -20,7 +20,9 @@ class UnknownBenchmark(RelicError, ValueError):
 
     def __init__(self, name: str, known: Iterable[str]):
         known = sorted(known)
-        close = difflib.get_close_matches(str(name), known, n=1)
+        lowered = {k.lower(): k for k in known}  # "DGC" and "MAPP-PC" are the paper's spellings
+        spelled = str(name).lower().replace("-", "_")
+        close = [lowered[spelled]] if spelled in lowered else difflib.get_close_matches(str(name), known, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         super().__init__(f"unknown benchmark {name!r}; known: {', '.join(known)}.{hint}")
 

@@ -17,23 +17,26 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 import relic_envs
-from relic_envs.errors import InvalidConfig, RelicError
+from relic_envs.errors import InvalidConfig, MissingExtra, RelicError, UnknownBenchmark
 from relic_envs.seeds import seed_source
 from relic_learner import report
 from relic_learner.batches import Batch
 from relic_learner.evaluate import TeamEvaluator
+from relic_learner.llm.factory import check_spec
 from relic_learner.principles import PublicTree
 from relic_learner.relic import ABLATIONS, COMMUNICATION, Relic, RelicConfig, operator_table
 from relic_learner.runlog import RunDir
+from relic_learner.stream import StreamLoop
 
 
 def _progress(config: RelicConfig):
@@ -83,25 +86,56 @@ def _run_method(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.resume:
         config = json.loads((out / "config.json").read_text())
+        _check_llm_ready(config["llm"])
         search = _method_class(config["method"]).resume(out)
+        if not args.quiet:
+            print(_describe(search), file=sys.stderr)
     else:
         if args.ablation != "none" or args.communication != "full" or args.mitigation:
             raise InvalidConfig("--ablation, --communication and --mitigation are RELIC's; a comparator has none")
         if not args.env:
             raise InvalidConfig("--env is required (or --resume with --out RUN)")
         cls = _method_class(args.method)
-        _clear(out, args.overwrite)
-        search = cls.create(out, env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
-                            temperature=args.temperature, batches=args.batches, proposals=args.proposals,
-                            replay=args.replay, seed=args.seed, workers=args.workers, isolation=_isolation(args),
-                            request_timeout_s=args.request_timeout, schedule=args.schedule)
-    if not args.quiet:
-        print(f"{search.name} on {search.config.env} ({search.config.interface}) with {search.llm.describe()}",
-              file=sys.stderr)
+        _check_llm_ready(args.llm)
+        isolation = _isolation(args)
+
+        def make() -> StreamLoop:
+            return cls.create(out, env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
+                              temperature=args.temperature, batches=args.batches, proposals=args.proposals,
+                              replay=args.replay, seed=args.seed, workers=args.workers, isolation=isolation,
+                              request_timeout_s=args.request_timeout, schedule=args.schedule)
+
+        search = _start(out, args.overwrite, make, announce=not args.quiet)
+    return _finish(search, out)
+
+
+def _finish(search: StreamLoop, out: Path) -> int:
+    """Run the search to its end and say what came of it; exit 1 when every LLM call failed."""
     search.learn()
-    print(f"final mixed-batch score {search.state.incumbent_score:.6g}; team in {out / 'team'}")
-    print(f"LLM calls: {json.dumps(search.llm.ledger.snapshot().get('calls', {}))}")
-    return 0
+    print(f"training: final mixed-batch score {search.state.incumbent_score:.6g} (a score: higher is better; "
+          f"`relic eval {out}` gives the test objective); team in {out / 'team'}")
+    lines, every_call_failed = report.llm_call_lines(search.llm.ledger.snapshot())
+    print("\n".join(lines), file=sys.stderr if every_call_failed else sys.stdout)
+    return 1 if every_call_failed else 0
+
+
+def _describe(search: StreamLoop) -> str:
+    name = getattr(search, "name", "RELIC")
+    return f"{name} on {search.config.env} ({search.config.interface}) with {search.llm.describe()}"
+
+
+def _check_llm_ready(spec: str) -> None:
+    """What the backend of ``--llm`` needs, checked before a file is touched: the form, the package, the key."""
+    check_spec(spec, name="--llm")
+    if not spec.startswith("openai:"):
+        return
+    try:
+        import openai  # noqa: F401  (only whether it is there)
+    except ImportError:
+        raise MissingExtra("openai", "learner") from None
+    if not os.environ.get("OPENAI_API_KEY", "").strip():
+        raise InvalidConfig(f"--llm {spec} reads its API key from the environment variable OPENAI_API_KEY, which is "
+                            "not set (an endpoint that ignores keys takes any value: OPENAI_API_KEY=none)")
 
 
 def _isolation(args: argparse.Namespace) -> str:
@@ -114,11 +148,53 @@ def _isolation(args: argparse.Namespace) -> str:
     return mode
 
 
-def _clear(out: Path, overwrite: bool) -> None:
+def _start(out: Path, overwrite: bool, make: Callable[[], StreamLoop], *, announce: bool) -> StreamLoop:
+    """A new run in ``out``, taken up to its first checkpoint; if anything fails before that,
+    ``out`` is left as it was.
+
+    A run already in ``out`` needs ``--overwrite``; it is moved aside (a sibling folder named
+    in the message, if the process dies before the new run's first checkpoint) and removed
+    only once the new run has checkpointed its first step, so a bad setting, a missing key or
+    a sandbox that cannot start never costs the old run.
+    """
+    if (out / "checkpoint.pkl").exists() and not overwrite:
+        raise InvalidConfig(f"{out} already holds a run; use --resume, --overwrite or another --out")
+    aside = None
     if (out / "checkpoint.pkl").exists():
-        if not overwrite:
-            raise InvalidConfig(f"{out} already holds a run; use --resume, --overwrite or another --out")
-        shutil.rmtree(out)
+        aside = out.with_name(f"{out.name}.replaced-{os.getpid()}")
+        out.rename(aside)
+        if announce:
+            print(f"the run in {out} waits in {aside} until the new run's first step is checkpointed", file=sys.stderr)
+    existed = out.exists()
+    before = set(out.iterdir()) if existed else set()
+    search = None
+    try:
+        search = make()
+        if announce:
+            print(_describe(search), file=sys.stderr)
+        search.step()
+    except BaseException:
+        if search is not None:
+            search.close()
+        _undo(out, existed, before)
+        if aside is not None:
+            aside.rename(out)
+        raise
+    if aside is not None:
+        shutil.rmtree(aside)
+    return search
+
+
+def _undo(out: Path, existed: bool, before: set[Path]) -> None:
+    """Remove what a failed start created in ``out`` (the folder itself if it was new)."""
+    if not existed:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for path in set(out.iterdir()) - before:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def _run_method_of(out: str) -> str:
@@ -127,33 +203,35 @@ def _run_method_of(out: str) -> str:
 
 
 def _cmd_learn(args: argparse.Namespace) -> int:
+    if args.resume and not Path(args.out, "checkpoint.pkl").exists():
+        raise InvalidConfig(f"--resume: {args.out} holds no run to resume (no checkpoint.pkl)")
     method = _run_method_of(args.out) if args.resume else args.method.replace("-", "_")
     if method != "relic":
         return _run_method(args)
+    out = Path(args.out)
     if args.resume:
-        relic = Relic.resume(args.out)
-        config = relic.config
-    else:
-        if not args.env:
-            raise InvalidConfig("--env is required (or --resume with --out RUN)")
-        if args.schedule != "paper":
-            raise InvalidConfig("--schedule is a comparator's (e.g. --method reevo); RELIC has one schedule")
-        config = RelicConfig(
-            env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
-            temperature=args.temperature, batches=args.batches, proposals=args.proposals, replay=args.replay,
-            seed=args.seed, ablation=args.ablation, communication=args.communication, mitigation=args.mitigation,
-            workers=args.workers, isolation=_isolation(args), request_timeout_s=args.request_timeout,
-        )
-        _clear(Path(args.out), args.overwrite)
-        relic = Relic(config, args.out)
-    if not args.quiet:
-        relic.on_step = _progress(config)
-        print(f"RELIC on {config.env} ({config.interface}) with {relic.llm.describe()}", file=sys.stderr)
-    relic.learn()
-    ledger = relic.llm.ledger.snapshot()
-    print(f"final mixed-batch score {relic.state.incumbent_score:.6g}; team in {Path(args.out) / 'team'}")
-    print(f"LLM calls: {json.dumps(ledger.get('calls', {}))}")
-    return 0
+        _check_llm_ready(json.loads((out / "config.json").read_text())["llm"])
+        relic = Relic.resume(out)
+        if not args.quiet:
+            relic.on_step = _progress(relic.config)
+            print(_describe(relic), file=sys.stderr)
+        return _finish(relic, out)
+    if not args.env:
+        raise InvalidConfig("--env is required (or --resume with --out RUN)")
+    if args.schedule != "paper":
+        raise InvalidConfig("--schedule is a comparator's (e.g. --method reevo); RELIC has one schedule")
+    _check_llm_ready(args.llm)
+    config = RelicConfig(
+        env=args.env, interface=args.interface, llm=args.llm, base_url=args.base_url,
+        temperature=args.temperature, batches=args.batches, proposals=args.proposals, replay=args.replay,
+        seed=args.seed, ablation=args.ablation, communication=args.communication, mitigation=args.mitigation,
+        workers=args.workers, isolation=_isolation(args), request_timeout_s=args.request_timeout,
+    )
+
+    def make() -> StreamLoop:
+        return Relic(config, out, on_step=None if args.quiet else _progress(config))
+
+    return _finish(_start(out, args.overwrite, make, announce=not args.quiet), out)
 
 
 def _load_team(run: Path) -> dict[str, str]:
@@ -178,9 +256,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{run} holds no run (no config.json)")
     config = json.loads((run / "config.json").read_text())
     env, interface = config["env"], config["interface"]
+    splits = relic_envs.splits(env)
+    known = ["test", *splits.test]
+    if args.split not in known:
+        raise InvalidConfig(f"unknown --split {args.split!r} for {env}: use {' or '.join(dict.fromkeys(known))}")
     team = _load_team(run)
     seeds = {r: seed_source(env, r, interface) for r in "ABC"}
-    splits = relic_envs.splits(env)
     direction = "lower is better" if relic_envs.get_benchmark(env).minimize else "higher is better"
     print(f"{config.get('method', 'relic')} run on {env} ({interface}), llm {config['llm']}: raw objective, {direction}")
     if config["llm"] == "offline":
@@ -258,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relic", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     learn = sub.add_parser("learn", help="run the RELIC search (or a comparator, --method) on a benchmark")
-    learn.add_argument("--env", choices=relic_envs.names())
+    learn.add_argument("--env", type=_benchmark_name, metavar="NAME", help="one of " + ", ".join(relic_envs.names()))
     learn.add_argument("--method", default="relic",
                        help="relic (default) or a registered comparator: " + ", ".join(sorted(methods())))
     learn.add_argument("--interface", default="paper", choices=["paper", "alt"])
@@ -267,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-url", default=None,
         help="an OpenAI-compatible endpoint (one that ignores keys still needs OPENAI_API_KEY set to any value)",
     )
-    learn.add_argument("--temperature", type=float, default=1.0)
+    learn.add_argument("--temperature", type=float, default=1.0, help="sampling temperature in [0, 2] (default 1)")
     learn.add_argument("--request-timeout", type=float, default=60.0, metavar="SECONDS",
                        help="per-attempt HTTP timeout of the openai backend (default 60; a timed-out attempt is retried)")
     learn.add_argument("--batches", type=int, default=5)
@@ -290,7 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     learn.set_defaults(func=_cmd_learn)
     ev = sub.add_parser("eval", help="re-evaluate a run's final team (no LLM)")
     ev.add_argument("run")
-    ev.add_argument("--split", default="test", help="test (every test size) or one test regime, e.g. test50")
+    ev.add_argument("--split", default="test",
+                    help="test (every test size, default) or one size: test50 or test80 (MAPP, MAS), test100 or "
+                         "test200 (CO); the DCOP benchmarks have one test split, test")
     ev.add_argument("--workers", type=int, default=None)
     ev.add_argument("--allow-reduced-isolation", action="store_true",
                     help="run programs even where the kernel refuses an isolation layer (docs/learner.md)")
@@ -303,13 +386,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
+    quiet = getattr(args, "quiet", False)  # --quiet: errors only (the offline backend's banner too)
+    logging.basicConfig(level=logging.ERROR if quiet else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
     except (RelicError, FileNotFoundError) as exc:  # bad configuration or run directory: say it in one line
         print(f"relic {args.command}: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _benchmark_name(name: str) -> str:
+    """``--env``'s type: a registered name, else argparse's one-line error with the closest name."""
+    if name in relic_envs.names():
+        return name
+    raise argparse.ArgumentTypeError(str(UnknownBenchmark(name, relic_envs.names())))
 
 
 if __name__ == "__main__":

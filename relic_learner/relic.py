@@ -195,7 +195,8 @@ class Relic(StreamLoop):
         s, batch = self.state, self.batch()
         self.run.event("batch_start", b=s.b, instances=len(batch), provenance=batch.provenance)
         if s.b > 1:
-            for role in self.roles:
+            kept = [role for role in self.roles if not self._revalidate(role, batch)]
+            for role in kept:  # once its teammates have valid programs again, it gets its own choice
                 self._revalidate(role, batch)
         # The seed team on the same instances: mixed batches differ in difficulty, so the curve
         # reads as the team's margin over the seeds, not as a raw score that may fall while
@@ -208,8 +209,11 @@ class Relic(StreamLoop):
         self.run.event("incumbent", b=s.b, score=result.mean_score, objective=result.mean_objective,
                        seeds_score=seeds.mean_score, seeds_objective=seeds.mean_objective)
 
-    def _revalidate(self, role: str, batch: Batch) -> None:
-        """Appendix C.1: previously successful programs re-evaluated in the current team context."""
+    def _revalidate(self, role: str, batch: Batch) -> bool:
+        """Appendix C.1: previously successful programs re-evaluated in the current team context.
+
+        False (the incumbent kept, said in the log and the ``revalidate`` event) when none is valid.
+        """
         tree, s = self.state.trees[role], self.state
         candidates: dict[str, int] = {}
         for node in [tree.nodes[s.incumbent[role]], *tree.successful(), tree.root]:
@@ -217,12 +221,19 @@ class Relic(StreamLoop):
         ids = list(candidates.values())
         results = self.evaluator.evaluate_many([self.team(**{role: tree.nodes[i].source}) for i in ids], batch)
         scored = [(r.mean_score, -k, i) for k, (i, r) in enumerate(zip(ids, results)) if r.ok]
+        scores = {str(i): (r.mean_score if r.ok else None) for i, r in zip(ids, results)}
+        if not scored:  # the team fails whichever program this role plays (a teammate's incumbent breaks here)
+            log.warning("batch %d: no program of role %s is valid beside its teammates' incumbents; it keeps "
+                        "program %d, and the roles after it are re-validated next", s.b, role, s.incumbent[role])
+            self.run.event("revalidate", b=s.b, role=role, candidates=len(ids), incumbent=s.incumbent[role],
+                           score=None, scores=scores, kept="no candidate valid")
+            return False
         best_score, _, best = max(scored)
         s.incumbent[role] = best
         tree.nodes[best].Q = 0.0  # it now defines the comparison baseline
-        scores = {str(i): (r.mean_score if r.ok else None) for i, r in zip(ids, results)}
         self.run.event("revalidate", b=s.b, role=role, candidates=len(ids), incumbent=best, score=best_score,
                        scores=scores)
+        return True
 
     # -- one proposal ------------------------------------------------------------------
     def _propose(self, role: str, h: int) -> None:

@@ -124,3 +124,23 @@ def boundary_lines(events: list[dict[str, Any]], ledger: dict[str, Any]) -> list
     return [f"information boundary: code cut from {total['replies']} of {replies} auxiliary replies "
             f"({total['rejected']} left empty): {total['segments']} segments, {total['lines']} lines, "
             f"{total['chars']} characters removed (by form: {forms})"]
+
+
+def llm_call_lines(ledger: dict[str, Any]) -> tuple[list[str], bool]:
+    """A run's LLM calls in words, from its ledger snapshot, and whether every call failed.
+
+    A run whose calls all failed kept the seed team and learned nothing; a run where most
+    failed learned from few proposals. Both are said in a sentence, not left to a count.
+    """
+    calls = sum(ledger.get("calls", {}).values())
+    failed = sum(ledger.get("failed_calls", {}).values())
+    by_purpose = ", ".join(f"{n} {purpose}" for purpose, n in ledger.get("calls", {}).items() if n)
+    lines = [f"LLM calls: {calls} ({by_purpose or 'none'}); {calls - failed} answered, {failed} failed"
+             + (f" ({', '.join(f'{n} {why}' for why, n in ledger.get('failures', {}).items())})" if failed else "")]
+    every = calls > 0 and failed == calls
+    if every:
+        lines.append(f"every one of the {calls} LLM calls failed: nothing was learned, the team is the seed team "
+                     "(check --llm, --base-url and the key; `relic show` and events.jsonl say why each failed)")
+    elif failed * 2 > calls:
+        lines.append(f"most LLM calls failed ({failed} of {calls}): the search saw only {calls - failed} answers")
+    return lines, every

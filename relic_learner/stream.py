@@ -36,6 +36,7 @@ from relic_learner import artifacts
 from relic_learner.batches import Batch, mixed_batch
 from relic_learner.evaluate import TeamEvaluator
 from relic_learner.llm import LLMClient, make_client
+from relic_learner.llm.factory import check_spec
 from relic_learner.runlog import RunDir
 
 log = logging.getLogger("relic_learner")
@@ -66,6 +67,10 @@ class SearchSettings:
         if isinstance(self.request_timeout_s, bool) or not isinstance(self.request_timeout_s, int | float) \
                 or not self.request_timeout_s > 0:
             raise InvalidConfig(f"request_timeout_s must be a number of seconds > 0, got {self.request_timeout_s!r}")
+        check_spec(self.llm)
+        if isinstance(self.temperature, bool) or not isinstance(self.temperature, int | float) \
+                or not 0 <= self.temperature <= 2:
+            raise InvalidConfig(f"temperature must be a number in [0, 2], got {self.temperature!r}")
         if self.isolation not in ("full", "reduced"):
             raise InvalidConfig(f"isolation must be 'full' or 'reduced', got {self.isolation!r}")
         if self.env not in relic_envs.names():
@@ -217,8 +222,12 @@ class StreamLoop:
                 self.step()
             return self.team()
         finally:
-            if self._own_evaluator:
-                self.evaluator.close()
+            self.close()
+
+    def close(self) -> None:
+        """Release the evaluator's workers (unless the evaluator was shared); :meth:`learn` ends with it."""
+        if self._own_evaluator:
+            self.evaluator.close()
 
     def step(self) -> None:
         """Advance by one checkpointed step: a batch start, one proposal, or a batch end."""

@@ -126,3 +126,39 @@ def test_every_study_switch_runs_and_does_what_it_says(tmp_path, switch, value):
         client = relic.llm
         guided = [t for _, tag, t in client.prompts if tag in ("lift", "bridge")]
         assert guided and all("[Your own evidence]" in t for t in guided)
+
+
+def test_revalidation_keeps_the_incumbent_when_no_candidate_is_valid(tmp_path):
+    """Issue 55: a teammate's incumbent that breaks on the new batch makes every program of
+    the roles before it invalid; re-validation keeps their incumbents (and says so) instead
+    of raising, and gives them their choice once the teammate is valid again."""
+    import dataclasses
+
+    from relic_learner.evaluate import Status, TeamEvaluator
+
+    broken = None
+
+    class BreaksOnBatch2(TeamEvaluator):
+        def evaluate_many(self, teams, batch):
+            results = super().evaluate_many(teams, batch)
+            if relic.state.b < 2:
+                return results
+            return [dataclasses.replace(r, status=Status(False, "exception", "B", "breaks on batch 2"))
+                    if team["B"] == broken else r for team, r in zip(teams, results)]
+
+    with BreaksOnBatch2("dgc", workers=1) as evaluator:
+        relic = Relic(RelicConfig(env="dgc", batches=2, proposals=1, seed=5, workers=1),
+                      tmp_path / "run", llm=OfflineClient(seed=5), evaluator=evaluator)
+        while relic.state.b < 2:
+            relic.step()
+        tree = relic.state.trees["B"]
+        broken = tree.root.source + "\n# valid on batch 1 only\n"
+        child = tree.add_child(tree.root, broken, 0.0, "reflect", batch=1, score=relic.state.incumbent_score)
+        relic.state.incumbent["B"] = child.id
+        relic.learn()
+    events = [e for e in relic.run.events() if e["kind"] == "revalidate" and e["b"] == 2]
+    assert [e["role"] for e in events] == ["A", "B", "C", "A"]
+    assert events[0]["kept"] == "no candidate valid" and events[0]["score"] is None
+    assert events[1]["incumbent"] != child.id  # B leaves the broken program
+    assert events[3]["score"] is not None  # A chooses again beside a valid B
+    assert relic.state.phase == "done"
