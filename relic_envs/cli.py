@@ -7,7 +7,7 @@ Examples::
     relic-envs eval --env dgc --team my/A.py,my/B.py,my/C.py
     relic-envs eval --env mapp_ar --team seeds --team case-study   # the paper's printed RELIC programs
     relic-envs eval --env mapp_pc --interface alt   # seeds of the alternative interface, per test size
-    relic-envs splits --write dgc         # regenerate canonical splits + manifest
+    relic-envs splits --write dgc --out /tmp/splits   # regenerate a split, compared with the shipped one
 
 The comparators (classical DCOP algorithms, result tables, CP-SAT optima) live one
 layer up, in ``relic-baselines`` (:mod:`baselines.cli`): this package never imports
@@ -20,11 +20,12 @@ import argparse
 import statistics
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from relic_envs.core.program import ProgramPolicy
 from relic_envs.core.registry import SPECS, get_benchmark, names
 from relic_envs.core.rollout import RolloutResult, rollout
-from relic_envs.core.splits import splits, update_manifest, write_splits
+from relic_envs.core.splits import DATA_DIR, read_manifest, splits, update_manifest, write_splits
 from relic_envs.errors import InvalidConfig, MissingExtra
 
 BUILTIN_TEAMS = ("seeds", "case-study", "initial")
@@ -128,13 +129,24 @@ def run_eval(args: argparse.Namespace, evaluate: Evaluate) -> int:
     return 0
 
 
+def _in_checkout() -> bool:
+    """Whether the package runs from a source checkout (where the canonical files are edited)."""
+    return (Path(__file__).resolve().parents[1] / ".git").exists()
+
+
 def _cmd_splits(args: argparse.Namespace) -> int:
     targets = args.write or []
+    if targets and args.out is None and not _in_checkout():
+        raise InvalidConfig("--write would rewrite the split files inside the installed package; give --out DIR "
+                            "to regenerate them there (each file is then compared with the shipped one)")
+    folder = DATA_DIR if args.out is None else Path(args.out)
+    shipped = read_manifest()["files"]
     for name in targets:
-        entries = write_splits(name)
-        update_manifest(entries)
+        entries = write_splits(name, folder)
+        update_manifest(entries, folder / "manifest.json")
         for key, entry in entries.items():
-            print(f"wrote {key}: {entry['count']} instances, sha256 {entry['sha256'][:16]}…")
+            same = "same as shipped" if shipped.get(key, {}).get("sha256") == entry["sha256"] else "DIFFERS from shipped"
+            print(f"wrote {folder / key}: {entry['count']} instances, sha256 {entry['sha256'][:16]}… ({same})")
     if not targets:
         for name in names():
             s = splits(name)
@@ -160,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parser(sub, f"{', '.join(BUILTIN_TEAMS)} or A.py,B.py,C.py (repeatable)").set_defaults(func=_cmd_eval)
     sp = sub.add_parser("splits", help="check (default) or regenerate canonical splits")
     sp.add_argument("--write", nargs="+", choices=names(), help="regenerate these benchmarks' split files")
+    sp.add_argument("--out", default=None, metavar="DIR",
+                    help="with --write: the folder to write to (required outside a source checkout; the shipped "
+                         "files are never touched then)")
     sp.set_defaults(func=_cmd_splits)
     return parser
 

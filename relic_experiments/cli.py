@@ -1,8 +1,9 @@
 """``relic-grid``: run an experiment grid and print its tables.
 
-    relic-grid run grids/dcop-main.toml --out runs/dcop-main [--workers 2]
-    relic-grid run grids/dcop-main.toml --out runs/dcop-main --backend ray --address auto
-    relic-grid run grids/dcop-main.toml --out runs/dcop-main --dry-run
+    relic-grid specs                                             # the grid specs shipped with the package
+    relic-grid run dcop-offline-small --out runs/grid [--workers 2]
+    relic-grid run paper-main --out runs/paper-main --backend ray --address auto
+    relic-grid run my-grid.toml --out runs/mine --dry-run         # a spec of your own: a TOML file's path
     relic-grid table runs/dcop-main [--format md|csv|tex] [--classical] [--learned DIR] [--solver] [--paper]
     relic-grid usage runs/dcop-main [--usd-per-mtok-in 0.15 --usd-per-mtok-out 0.60]
 """
@@ -21,7 +22,7 @@ import numpy as np
 from relic_envs.errors import InvalidConfig, RelicError
 from relic_experiments.cell import Cell, load_result
 from relic_experiments.runner import BACKENDS, run_grid
-from relic_experiments.spec import GridSpec, load_spec, parse_spec
+from relic_experiments.spec import SHIPPED, GridSpec, load_spec, parse_spec, shipped_specs
 from relic_experiments.tables import FORMATS, bar_chart
 
 
@@ -107,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run (or resume) every cell of a grid")
-    run.add_argument("spec")
+    run.add_argument("spec", help="a TOML file's path or a shipped spec's name (relic-grid specs lists them)")
     run.add_argument("--out", required=True)
     run.add_argument("--backend", choices=BACKENDS, default="local")
     run.add_argument("--workers", type=int, default=1, help="local backend: cells run at once")
@@ -117,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="ask again the LLM calls whose failure the response cache recorded (default: replay "
                           "them, so a rerun repeats the first run's results at no cost)")
     run.add_argument("--quiet", action="store_true")
+    sub.add_parser("specs", help="the grid specs shipped with the package, with their files")
     table = sub.add_parser("table", help="the paper's table from a grid's finished cells")
     table.add_argument("out")
     table.add_argument("--format", choices=sorted(FORMATS), default="md")
@@ -134,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     usage.add_argument("--usd-per-mtok-out", type=float, default=None, help="price of a million completion tokens")
     args = parser.parse_args(argv)
     try:
+        if args.command == "specs":
+            for name in shipped_specs():
+                print(f"{name:<24} {SHIPPED / (name + '.toml')}")
+            return 0
         if args.command == "run":
             spec = load_spec(args.spec)
             if args.dry_run:

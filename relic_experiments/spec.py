@@ -134,10 +134,38 @@ def parse_spec(data: dict[str, Any]) -> GridSpec:
     return GridSpec(**kw)
 
 
+SHIPPED = Path(__file__).with_name("grids")  # the specs that come with the package (package data)
+
+
+def shipped_specs() -> list[str]:
+    """The names of the grid specs shipped with the package (``relic-grid run NAME`` takes them)."""
+    return sorted(p.stem for p in SHIPPED.glob("*.toml"))
+
+
+def spec_path(spec: str | Path) -> Path:
+    """The TOML file ``spec`` names: a path that exists, else a shipped spec's name
+    (``dcop-offline-small``, or ``grids/dcop-offline-small.toml`` as the repository once had it).
+
+    Raises
+    ------
+    InvalidConfig
+        Neither; the message lists the shipped specs.
+    """
+    path = Path(spec)
+    if path.is_file():
+        return path
+    shipped = SHIPPED / f"{path.stem}.toml"
+    if path.suffix in ("", ".toml") and shipped.is_file():
+        return shipped
+    raise InvalidConfig(f"no grid spec {str(spec)!r}: give a TOML file's path or a shipped spec's name "
+                        f"({', '.join(shipped_specs())})")
+
+
 def load_spec(path: str | Path) -> GridSpec:
-    """Read and check a TOML grid spec."""
+    """Read and check a TOML grid spec: a file's path or a shipped spec's name (:func:`spec_path`)."""
+    path = spec_path(path)
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise InvalidConfig(f"{path}: not valid TOML: {exc}") from None
     return parse_spec(data)

@@ -83,3 +83,38 @@ def test_learn_takes_reevos_own_schedule_from_the_command_line(tmp_path):
                  "--proposals", "1", "--workers", "1", "--quiet", "--out", str(out)]) == 0
     assert json.loads((out / "config.json").read_text())["schedule"] == "reference"
     assert main(["learn", "--env", "dgc", "--schedule", "reference", "--out", str(tmp_path / "r")]) == 2
+
+
+def test_baselines_rl_without_jax_is_one_line_naming_the_extra(monkeypatch, capsys):
+    """Issue 55: not a ModuleNotFoundError from deep inside the trainer."""
+    import builtins
+
+    real = builtins.__import__
+
+    def no_jax(name, *args, **kwargs):
+        if name.split(".")[0] in ("jax", "optax"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real(name, *args, **kwargs)
+
+    from baselines.rl.__main__ import main
+
+    monkeypatch.setattr(builtins, "__import__", no_jax)
+    assert main(["train", "dgc", "--out", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("python -m baselines.rl train: error: 'jax' is needed for this feature; "
+                           "install it with pip install 'relic-envs[jax]'")
+
+
+def test_splits_write_never_rewrites_an_installed_package(monkeypatch, tmp_path, capsys):
+    from relic_envs import cli
+    from relic_envs.core.splits import DATA_DIR
+
+    before = (DATA_DIR / "dgc" / "test.npz").stat().st_mtime_ns
+    monkeypatch.setattr(cli, "_in_checkout", lambda: False)
+    assert cli.main(["splits", "--write", "dgc"]) == 2
+    assert "--out DIR" in capsys.readouterr().err
+    assert cli.main(["splits", "--write", "dgc", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("(same as shipped)") == 6 and "DIFFERS" not in printed
+    assert (tmp_path / "dgc" / "test.npz").exists() and (tmp_path / "manifest.json").exists()
+    assert (DATA_DIR / "dgc" / "test.npz").stat().st_mtime_ns == before

@@ -77,8 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from baselines.rl import require_jax
+    from relic_envs.errors import RelicError
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        require_jax()
+        return args.func(args)
+    except RelicError as exc:  # a missing extra, a bad setting: one line
+        print(f"python -m baselines.rl {args.cmd}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -342,3 +342,31 @@ def test_a_rerun_replays_recorded_failures_and_retry_failed_asks_them_again(tmp_
         retried = run_grid(spec, tmp_path / "grid", progress=False, retry_failed=True)
         assert len(server.requests) == 7  # only the recorded failure was asked again
         assert retried.results[0].cache_hits == 5
+
+
+def test_shipped_specs_run_by_name_from_any_folder(tmp_path, monkeypatch, capsys):
+    """Issue 55: the README's `relic-grid run dcop-offline-small` works outside the repository;
+    the old `grids/NAME.toml` spelling finds the shipped file; a missing spec is one line."""
+    from relic_experiments.cli import main
+    from relic_experiments.spec import shipped_specs, spec_path
+
+    monkeypatch.chdir(tmp_path)  # no grids/ folder here
+    assert {"dcop-offline-small", "paper-main"} <= set(shipped_specs())
+    assert spec_path("grids/dcop-offline-small.toml") == spec_path("dcop-offline-small")
+    assert main(["run", "dcop-offline-small", "--out", "runs/g", "--dry-run"]) == 0
+    assert "12 cells" in capsys.readouterr().out
+    assert main(["specs"]) == 0
+    assert "paper-main" in capsys.readouterr().out
+    assert main(["run", "no-such-grid", "--out", "runs/g", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "dcop-offline-small" in err
+
+
+def test_the_help_names_only_specs_that_exist():
+    import re
+
+    from relic_experiments import cli
+    from relic_experiments.spec import shipped_specs
+
+    named = set(re.findall(r"relic-grid run (\S+)", cli.__doc__))
+    assert named - {"my-grid.toml"} <= set(shipped_specs()), named
