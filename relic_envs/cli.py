@@ -24,7 +24,7 @@ from pathlib import Path
 
 from relic_envs.core.program import ProgramPolicy
 from relic_envs.core.registry import SPECS, get_benchmark, names
-from relic_envs.core.rollout import RolloutResult, rollout
+from relic_envs.core.rollout import RolloutResult, repair_text, rollout
 from relic_envs.core.splits import DATA_DIR, read_manifest, splits, update_manifest, write_splits
 from relic_envs.errors import InvalidConfig, MissingExtra
 
@@ -123,6 +123,8 @@ def run_eval(args: argparse.Namespace, evaluate: Evaluate) -> int:
         for team in teams:
             results = evaluate(args.env, team, part, progress=not args.quiet, interface=args.interface)
             print(f"  {team:<12} {summarize(results)}")
+            if (repaired := repair_text(results)) is not None:
+                print(f"  {'':<12} {repaired}")
             for k, r in enumerate(results):
                 if not r.valid:
                     print(f"    instance {k}: invalid, role {r.invalid.role}: {r.invalid.reason} ({r.invalid.detail})")

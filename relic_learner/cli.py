@@ -27,6 +27,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import relic_envs
+from relic_envs.core.rollout import repair_text
 from relic_envs.errors import InvalidConfig, MissingExtra, RelicError, UnknownBenchmark
 from relic_envs.seeds import seed_source
 from relic_learner import report
@@ -273,6 +274,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             batch = Batch(tuple(instances), label=regime)
             learned, seed = evaluator.evaluate_many([team, seeds], batch)
             print(f"{env} {regime}: learned {_summary(learned.results)} | seeds {_summary(seed.results)}")
+            for who, evaluation in (("learned", learned), ("seeds", seed)):
+                if (repaired := repair_text(evaluation.results)) is not None:
+                    print(f"  {who}: {repaired}")
     reference = _cpsat_reference(env)
     if reference and args.split == "test":
         print(reference)

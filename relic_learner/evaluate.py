@@ -269,7 +269,7 @@ class TeamEvaluator:
         }
         # Which texts the determinism check must play again: worked out while the chunks play.
         unchecked = {index: self._unchecked(sources) for index, _, sources in pending}
-        for index, key, _ in pending:
+        for index, _key, _ in pending:
             results: list[RolloutResult] = []
             calls: dict[str, int] = {}
             for c in range(len(chunks)):

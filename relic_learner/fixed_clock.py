@@ -87,7 +87,7 @@ def _write_pointer(address: int, value: int, mappings: list[tuple[int, int, str,
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     page = os.sysconf("SC_PAGE_SIZE")
-    for start, end, perms, _ in mappings:
+    for start, end, perms, _ in mappings:  # noqa: B007  (perms is read after the break)
         if start <= address < end:
             break
     else:

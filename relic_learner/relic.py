@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from relic_envs.core.rollout import repair_shares
 from relic_envs.errors import InvalidConfig
 from relic_learner import artifacts, killpoints, prompts
 from relic_learner.batches import Batch
@@ -292,7 +293,8 @@ class Relic(StreamLoop):
         if improved:
             s.incumbent[role], s.incumbent_score = child.id, result.mean_score
         record.update(status="ok", child=child.id, gain=gain, score=result.mean_score, incumbent=improved,
-                      relative_gain=gain / max(abs(result.mean_score - gain), 1e-12))
+                      relative_gain=gain / max(abs(result.mean_score - gain), 1e-12),
+                      repairs=repair_shares(result.results))  # None: the benchmark repairs nothing
         self.run.event("proposal", **record)
 
     def _fail(self, tree: PrivateTree, node: Any, op: str, record: dict[str, Any], reason: str, detail: str) -> None:

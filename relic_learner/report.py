@@ -52,7 +52,9 @@ def best_team(state: Any, proposals: list[dict[str, Any]]) -> list[str]:
             proposal = made.get((role, step.id))
             steps.append(f"{_origin(step, proposal, state.public)} ({step.gain:+.4g})")
             by_kind[_kind(step, proposal)] += step.gain
-        lines.append(f"  {role}: node {node_id}, depth {len(path) - 1}: seed -> " + " -> ".join(steps))
+        kept = made.get((role, node_id), {}).get("repairs")
+        repaired = "" if not kept else f"; {kept[role]:.1%} of its answers repaired when kept"
+        lines.append(f"  {role}: node {node_id}, depth {len(path) - 1}: seed -> " + " -> ".join(steps) + repaired)
     if by_kind:
         total = sum(by_kind.values())
         parts = ", ".join(f"{k} {v:+.4g}" for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1]))

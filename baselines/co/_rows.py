@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from relic_envs.core.rollout import repair_counts
 from relic_envs.paper_numbers import DISPLAY, PAPER
 
 # relic.tex, Table tab:generalization (mean, std over runs), from the one module of the paper's figures.
@@ -42,8 +43,8 @@ def team_row(name: str, label: str, settings: str, team, instances) -> Row:
     start = time.perf_counter()
     results = relic_envs.rollout(name, team, instances)
     seconds = (time.perf_counter() - start) / len(instances)
-    repairs = {r: sum(res.info["repairs"][r] for res in results) for r in "ABC"}
-    note = "repairs A/B/C " + "/".join(str(repairs[r]) for r in "ABC")
+    counts = repair_counts(results)
+    note = "repaired A/B/C " + "/".join(f"{rep} of {n}" for rep, n in (counts[r] for r in "ABC"))
     return row(label, settings, [res.objective for res in results], seconds, note)
 
 

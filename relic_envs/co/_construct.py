@@ -371,8 +371,9 @@ class ConstructiveEpisode(DeclaredEpisode):
         return np.asarray(self.state.state_vector(), dtype=np.float64)
 
     def info(self) -> dict[str, Any]:
-        """Repair counts per role and the benchmark's counters (for ``infos`` and results)."""
-        return {"repairs": dict(self.repairs), **self.state.counters()}
+        """Repair and decision counts per role and the benchmark's counters (for ``infos`` and results):
+        ``repairs[r] / decisions[r]`` is the share of role ``r``'s answers the evaluator repaired."""
+        return {"repairs": dict(self.repairs), "decisions": dict(self.decisions), **self.state.counters()}
 
     # -- observations ------------------------------------------------------------------
     def context(self, k: int) -> Decision:

@@ -147,3 +147,38 @@ def play_requests(bench: Benchmark, instance: Instance, interface: str = "paper"
             return RolloutResult(None, None, episode.step_count, invalid)
     raw = episode.objective()
     return RolloutResult(raw, bench.score(raw), episode.step_count, info=episode.info())
+
+
+def repair_counts(results: Sequence[RolloutResult]) -> dict[str, tuple[int, int]] | None:
+    """Per role, ``(repaired answers, answers)`` summed over ``results``; ``None`` where the
+    benchmark repairs nothing (only the constructive benchmarks of B.3 repair: an answer
+    that is not a valid id is replaced by the decision's fallback and counted).
+
+    A repaired answer is the paper's semantics, not a failure: a program whose every answer
+    is repaired still scores, as the fallback policy does. So every place a CO score is
+    shown also shows these shares.
+
+    >>> r = RolloutResult(1.0, 1.0, 3, info={"repairs": {"A": 1, "B": 0}, "decisions": {"A": 2, "B": 1}})
+    >>> repair_counts([r, r])
+    {'A': (2, 4), 'B': (0, 2)}
+    """
+    infos = [r.info for r in results if "repairs" in r.info and "decisions" in r.info]
+    if not infos:
+        return None
+    return {role: (sum(int(i["repairs"][role]) for i in infos), sum(int(i["decisions"][role]) for i in infos))
+            for role in infos[0]["repairs"]}
+
+
+def repair_shares(results: Sequence[RolloutResult]) -> dict[str, float] | None:
+    """Per role, the share of answers repaired (0 for a role that answered nothing); see :func:`repair_counts`."""
+    counts = repair_counts(results)
+    return None if counts is None else {r: (rep / n if n else 0.0) for r, (rep, n) in counts.items()}
+
+
+def repair_text(results: Sequence[RolloutResult]) -> str | None:
+    """``"answers repaired: A 0 of 412 (0.0%), ..."``, or ``None`` where nothing is ever repaired."""
+    counts = repair_counts(results)
+    if counts is None:
+        return None
+    return "answers repaired: " + ", ".join(
+        f"{role} {rep} of {n} ({100 * rep / n:.1f}%)" if n else f"{role} 0 of 0" for role, (rep, n) in counts.items())
