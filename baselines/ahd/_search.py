@@ -20,8 +20,10 @@ is made of. No role sees its teammates' code: only the scalar team score.
 **Scores across batches (ours).** A score is only comparable on one mixed batch, so at
 the start of every batch after the first each role's retained programs are re-scored
 on the new batch in the current team (evaluations, no LLM calls), the best becomes the
-role's incumbent, and the methods rank, select and prune by these fresh scores; the
-paper's RELIC revalidates its incumbents the same way (Appendix C.1).
+role's incumbent (on a tie the current incumbent stays), and the methods rank, select
+and prune by these fresh scores; the paper's RELIC revalidates its incumbents the same
+way (Appendix C.1; ``relic_learner.relic.Relic._revalidate``, whose tie also keeps the
+incumbent). The incumbent is a candidate even when the method's survival dropped it.
 
 **Scores within a batch (ours, forced by the setting).** A score is also only
 comparable in one team: once role A's block has improved the team, the programs B and
@@ -31,9 +33,8 @@ with, every retained program of the role is re-scored in the current team (a
 ``rescore`` event with ``reason="team_changed"``; evaluations only, no LLM call) and
 the methods rank, select and credit by these scores. The role's incumbent is kept
 unless a retained program now scores strictly better in the current team, which then
-becomes the incumbent (the batch-start rule, without its tie-break). In the
-single-function setting of the original methods the context never changes, so this is
-what they do there.
+becomes the incumbent (the batch-start rule). In the single-function setting of the
+original methods the context never changes, so this is what they do there.
 
 A method subclasses :class:`IsolatedSearch` and implements four hooks:
 :meth:`~IsolatedSearch.new_role_state`, :meth:`~IsolatedSearch.programs`,
@@ -55,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from relic_envs.core.rollout import repair_shares
 from relic_envs.errors import InvalidConfig
 from relic_learner import prompts
 from relic_learner.batches import Batch
@@ -216,23 +218,23 @@ class IsolatedSearch(StreamLoop, abc.ABC):
         return (s.b, tuple((r, s.incumbent[r].id) for r in self.roles if r != role))
 
     def _rescore(self, role: str, batch: Batch, reason: str = "batch_start") -> None:
-        """Every retained program of ``role`` scored on ``batch`` in the current team.
+        """Every retained program of ``role`` (and its incumbent) scored on ``batch`` in the current team.
 
-        ``reason="batch_start"``: the best becomes the incumbent. ``"team_changed"`` (within
-        a batch): the incumbent is kept unless a program now scores strictly better.
+        The best becomes the incumbent; on a tie the incumbent is kept, as RELIC revalidates
+        (``relic_learner.relic.Relic._revalidate`` lists the incumbent first and takes the first of
+        the best), then the oldest program. ``reason`` is ``"batch_start"`` or ``"team_changed"``
+        (within a batch); the rule is the same for both.
         """
         s = self.state
         kept = self.programs(role)
         before = s.incumbent[role]
-        # within a batch the incumbent is scored too when the method no longer retains it (a pruned tie)
-        extra = [] if reason == "batch_start" or any(c.id == before.id for c in kept) else [before]
+        # the incumbent is scored too when the method no longer retains it (a tie its survival pruned)
+        extra = [] if any(c.id == before.id for c in kept) else [before]
         results = self.evaluator.evaluate_many([self.team(**{role: c.source}) for c in kept + extra], batch)
         for c, r in zip(kept + extra, results):
             # An earlier-valid program can fail in a new context; it then ranks last (ours).
             c.score, c.batch = (r.mean_score, s.b) if r.ok else (-np.inf, s.b)
-        best = max(kept, key=lambda c: (c.score, -c.id))
-        if reason == "batch_start" or best.score > before.score:
-            s.incumbent[role] = best
+        s.incumbent[role] = max(kept + extra, key=lambda c: (c.score, c.id == before.id, -c.id))
         if reason != "batch_start":  # the incumbent's fresh score is the current team's score
             s.incumbent_score = s.incumbent[role].score
         self._contexts()[role] = self._teammates(role)
@@ -281,7 +283,8 @@ class IsolatedSearch(StreamLoop, abc.ABC):
             s.incumbent[role], s.incumbent_score = child, result.mean_score
         self.accept(role, offer, child, rng)
         record.update(status="ok", child=child.id, gain=gain, score=result.mean_score, incumbent=improved,
-                      relative_gain=gain / max(abs(result.mean_score - gain), 1e-12))
+                      relative_gain=gain / max(abs(result.mean_score - gain), 1e-12),
+                      repairs=repair_shares(result.results))  # None: the benchmark repairs nothing
         self.run.event("proposal", **record)
 
     def _fail(self, role: str, offer: Offer, record: dict[str, Any], reason: str, detail: str,

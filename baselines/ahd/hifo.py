@@ -15,7 +15,9 @@ HiFo-Prompt is EoH's population search with two additions, both kept role-local 
   different descriptions, it switches to *exploration*; after two improving
   generations to *exploitation*; otherwise it draws exploration, exploitation or
   balanced (0.25, 0.25, 0.5). Each regime adds its sentence and a design directive
-  drawn from its list to the prompt.
+  drawn from its list to the prompt. Progress is what an offspring did to the
+  population's best, both scores measured in one context; a re-score of the retained
+  programs (batch start, team changed) moves the scores but is no generation.
 
 One **insight distillation** per role and batch is the only auxiliary call (Appendix
 D: 15 per run): the descriptions (or code) of the top 30 % of the role's population,
@@ -25,7 +27,8 @@ and a request for one or two generic, performance-positive design principles as
 Adaptation (ours, docs/baselines/ahd.md): population 8 (Appendix D); EoH's operators
 E1, E2, M1, M2, M3 cycle, one offspring each, as in EoH-ind.; a "generation" of the
 navigator and of insight statistics is one proposal (the reference's is one operator
-round of ``pop_size`` offspring; here each round has one); the reference distils with
+round of ``pop_size`` offspring; here each round has one), and the re-scores the
+reference never makes (its scores are fixed) are not read as progress; the reference distils with
 probability 0.8 after every operator round, the paper's accounting fixes one call per
 role and batch, made at the batch end whatever the population size. An invalid
 offspring credits nothing, as in the reference: there a failed generation or evaluation
@@ -164,19 +167,27 @@ def effectiveness(score: float | None, population: list[float]) -> float:
 
 @dataclasses.dataclass
 class Navigator:
-    """One role's evolutionary navigator (foresight)."""
+    """One role's evolutionary navigator (foresight).
 
-    last_best: float | None = None
+    Its state is the run of stagnant and of improving generations, a generation being one
+    proposal: :meth:`record` reads how the offspring changed the population's best score,
+    both measured in one team on one batch. A re-score (batch start, team changed) is not a
+    generation: it moves every score but improves no program, so the navigator never sees
+    it (the reference's scores never move; comparing the best across a re-score would read
+    an easier batch as progress and a harder one as stagnation).
+    """
+
     stagnation: int = 0
     improvement: int = 0
 
-    def guide(self, best: float, diversity: float | None, rng: np.random.Generator) -> tuple[str, str]:
-        if self.last_best is not None:
-            if best - self.last_best <= 1e-4:
-                self.stagnation, self.improvement = self.stagnation + 1, 0
-            else:
-                self.stagnation, self.improvement = 0, self.improvement + 1
-        self.last_best = best
+    def record(self, before: float, after: float) -> None:
+        """One generation: the population's best score before and after its offspring (the same scores)."""
+        if after - before > 1e-4:  # the reference's threshold (on costs: last best - current best > 1e-4)
+            self.stagnation, self.improvement = 0, self.improvement + 1
+        else:  # (also when every score is -inf: no progress)
+            self.stagnation, self.improvement = self.stagnation + 1, 0
+
+    def guide(self, diversity: float | None, rng: np.random.Generator) -> tuple[str, str]:
         if self.stagnation >= 3 or (diversity is not None and diversity < 0.3):
             regime = "exploration"
         elif self.improvement >= 2:
@@ -239,7 +250,7 @@ class HiFoInd(IsolatedSearch):
         st: HiFoState = self.state.roles[role]
         pop = st.population
         st.pool.generation += 1
-        regime, directive = st.navigator.guide(max(c.score for c in pop.members), diversity(pop.members), rng)
+        regime, directive = st.navigator.guide(diversity(pop.members), rng)
         shown = st.pool.pick()
         st.shown[h] = [i.text for i in shown]
         op = eoh.OPERATORS[h % len(eoh.OPERATORS)]
@@ -257,6 +268,7 @@ class HiFoInd(IsolatedSearch):
 
     def accept(self, role: str, offer: Offer, child: Candidate | None, rng: np.random.Generator) -> None:
         st: HiFoState = self.state.roles[role]
+        before = max(c.score for c in st.population.members) if st.population.members else None
         if offer.operator != "seed":
             shown = st.shown.pop(self.state.h, [])
             if child is not None:  # a failed offspring credits nothing (the reference's exception path)
@@ -265,6 +277,8 @@ class HiFoInd(IsolatedSearch):
         if child is not None:
             st.population.members.append(child)
             st.population.manage(POPULATION)
+        if offer.operator != "seed":  # one generation; a failed offspring leaves the best as it was
+            st.navigator.record(before, max(c.score for c in st.population.members))
 
     def end_of_batch(self, role: str) -> None:
         st: HiFoState = self.state.roles[role]

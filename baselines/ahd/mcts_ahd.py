@@ -11,7 +11,17 @@ target block; programs are shown with their contextual team score, higher is bet
 - **e2**: an elite program and the node; one with the node's form inspired by the elite;
 - **m1**: the node; a modified version with new mechanisms;
 - **m2**: the node; different parameter settings;
-- **s1**: the programs on the path from the node to the root; one inspired by all.
+- **s1**: the programs on the path from the node to the root, one per description,
+  worst first; one inspired by all.
+
+The initial tree, as the reference's ``MCTS_AHD.run``: up to four depth-1 nodes, the
+first (the reference's ``i1``; here the seed) and three ``e1`` offspring, each from 2
+to 5 parents drawn uniformly *with replacement* among the depth-1 nodes so far
+(``parent_selection_e1``). Duplicates are rejected as there: an ``e1`` child whose score
+equals a depth-1 node's (``check_duplicate_obj``), and any child whose code equals a
+program of its pool (``check_duplicate``: the programs shown for ``e1`` and ``s1``,
+the elite set for ``e2``, ``m1`` and ``m2``), is charged but becomes no node (a
+``discarded`` event).
 
 The search, as the reference code does it (``zz1358m/MCTS-AHD-master``, read, not
 copied): each iteration descends from the root by UCT,
@@ -26,14 +36,20 @@ sets every ancestor's ``Q`` to its best child's ``Q`` (discount 1) and adds one 
 **Adaptation (ours, docs/baselines/ahd.md).** One proposal is one expansion: an
 iteration's expansions are queued and consumed one per proposal, ten per role and
 batch, across batch boundaries. The seed is the first depth-1 node (instead of the
-reference's from-scratch ``i1``) and the first three proposals are root ``e1``
-expansions (the reference's four initial nodes). The reference retries a failed
-expansion up to three times and asks the model to re-describe every new program
-(``post_thought``); both would spend calls the shared budget does not have (the paper
-counts no auxiliary call for MCTS-AHD), so a failed proposal is charged and the node
-is not expanded, and the braced sentence of the reply is the program's description.
-An ``s1`` with a one-node path is skipped without a call, as the reference skips it.
-``Q`` is normalised by the smallest and largest ``Q`` seen (the reference starts the
+reference's from-scratch ``i1``), and the first three proposals are the initial ``e1``
+expansions whatever their outcome: the reference's ``get_algorithm`` retries each until
+it is valid and new, without bound, which the shared budget cannot afford (a role whose
+programs all tie in the current team, as one beside a dominating teammate's can, would
+spend its whole budget there), so an invalid or duplicate initial ``e1`` leaves the root
+with fewer nodes, and progressive widening adds ``e1`` nodes later as in the reference.
+The reference retries a failed expansion after the initial phase up to three times and
+asks the model to re-describe every new program (``post_thought``); both would spend
+calls the shared budget does not have (the paper counts no auxiliary call for
+MCTS-AHD), so a failed or duplicate proposal is charged and the node is not expanded,
+and the braced sentence of the reply is the program's description (``s1``
+de-duplicates by it, by the code when a reply gave none). An ``s1`` whose
+de-duplicated path has one program is skipped without a call, as the reference skips
+it. ``Q`` is normalised by the smallest and largest ``Q`` seen (the reference starts the
 minimum at 0, which equals the minimum for its costs, ``Q = -cost <= 0``; our scores
 can be positive). At each batch start every node is re-scored on the new batch and
 every ``Q`` recomputed bottom-up.
@@ -54,7 +70,7 @@ MAX_DEPTH = 10  # Appendix D: tree depth 10
 EXPLORATION = 0.1  # Appendix D: exploration 0.1 (lambda_0)
 ALPHA = 0.5  # Appendix D: progressive widening alpha
 ELITE = 10  # the reference's elite set size
-INITIAL = 4  # the reference's initial depth-1 nodes (seed + 3 e1)
+INITIAL = 4  # the reference's initial depth-1 nodes N_I (its i1 and 3 e1; ours the seed and 3 e1)
 LEAF_ACTIONS = ("e2", "m1", "m1", "m2", "m2", "s1")  # weights [0, 1, 2, 2, 1] over e1, e2, m1, m2, s1
 MAX_E1_PARENTS = 5  # the reference's m for e1
 
@@ -128,6 +144,20 @@ class Tree:
             out.append(i)
             i = self.nodes[i].parent
         return out
+
+    def s1_programs(self, i: int) -> list[Candidate]:
+        """The programs ``s1`` shows for node ``i``, as the reference's ``population_management_s1``
+        builds them: the path from the node up to its depth-1 ancestor, one program per description
+        (the deepest of a description kept; the code when a program has none), worst score first."""
+        seen: set[str] = set()
+        unique = []
+        for j in self.path(i):
+            c = self.nodes[j].program
+            key = c.thought or c.source
+            if key not in seen:
+                seen.add(key)
+                unique.append(c)
+        return sorted(unique, key=lambda c: c.score)  # stable: ties stay deepest first, as heapq.nlargest
 
     def plan(self, remaining: float) -> list[tuple[int, str]]:
         """One MCTS-AHD iteration: widening expansions on the UCT path, then the leaf's actions."""
@@ -224,25 +254,26 @@ class MctsAhdInd(IsolatedSearch):
     def _next_action(self, tree: Tree) -> tuple[int, str]:
         total = self.config.batches * self.config.proposals
         while True:
-            if tree.made < INITIAL - 1:
+            if tree.made < INITIAL - 1:  # the initial e1 proposals, one per initial node after the seed
                 return -1, "e1"
             if not tree.queue:
                 tree.queue = tree.plan(max(1.0 - tree.made / total, 0.0))
             node, op = tree.queue.pop(0)
-            if op == "s1" and len(tree.path(node)) < 2:
-                continue  # the reference skips s1 on a one-node path, without a call
+            if op == "s1" and len(tree.s1_programs(node)) < 2:
+                continue  # the reference skips s1 when its de-duplicated path has one program, without a call
             return node, op
 
     def prompt(self, role: str, h: int, rng: np.random.Generator) -> Offer:
         tree: Tree = self.state.roles[role]
+        initial = tree.made < INITIAL - 1
         node, op = self._next_action(tree)
         tree.made += 1
         target = self.targets[role]
         if op == "e1":
             pool = [tree.nodes[c].program for c in tree.root_children]
-            if tree.made <= INITIAL - 1:  # initial nodes: 2..m of the depth-1 programs, rank-selected
-                k = int(rng.integers(2, MAX_E1_PARENTS + 1))
-                parents = Population(list(pool)).select(min(k, len(pool)), rng)
+            if initial:  # the reference's get_algorithm: 2..m parents, uniform with replacement (parent_selection_e1)
+                k = min(int(rng.integers(2, MAX_E1_PARENTS + 1)), len(pool))
+                parents = [pool[int(j)] for j in rng.integers(len(pool), size=k)]
             else:  # one random program from each depth-1 subtree
                 parents = [tree.nodes[int(rng.choice(tree.nodes[c].subtree))].program for c in tree.root_children]
             return Offer(e1(target, parents), "e1", tuple(p.id for p in parents))
@@ -252,7 +283,7 @@ class MctsAhdInd(IsolatedSearch):
             elite = others.select(1, rng)[0]
             return Offer(e2(target, elite, here), "e2", (elite.id, here.id))
         if op == "s1":
-            path = [tree.nodes[i].program for i in reversed(tree.path(node))]
+            path = tree.s1_programs(node)
             return Offer(s1(target, path), "s1", tuple(p.id for p in path))
         return Offer((m1 if op == "m1" else m2)(target, here), op, (here.id,))
 
@@ -263,9 +294,29 @@ class MctsAhdInd(IsolatedSearch):
             return
         if child is None:
             return
+        if offer.operator == "e1" and any(tree.nodes[c].program.score == child.score for c in tree.root_children):
+            # the reference's check_duplicate_obj against the root's children (not retried, see the docstring)
+            return self._discard(role, child, "a depth-1 program has its score")
+        # the reference's check_duplicate(pop, code): e1 and s1 against the programs shown, the
+        # others against the elite set
+        elite = offer.operator in ("e2", "m1", "m2")
+        pool = [c.id for c in tree.elite.members] if elite else offer.parents
+        if any(tree.nodes[i].program.source == child.source for i in self._indices(tree, pool)):
+            return self._discard(role, child, "the code of an elite program" if elite else "the code of a program shown")
         if offer.operator == "e1":  # a new depth-1 node, under the virtual root
             tree.add(child, None)
             return
-        expanded = offer.parents[-1]  # the node the action expanded is always the last parent
-        index = next(i for i, n in enumerate(tree.nodes) if n.program.id == expanded)
+        indices = self._indices(tree, offer.parents)
+        # the node the action expanded: the last parent (e2, m1, m2), the deepest on the path (s1)
+        index = max(indices, key=lambda i: tree.nodes[i].depth) if offer.operator == "s1" else indices[-1]
         tree.add(child, index)
+
+    @staticmethod
+    def _indices(tree: Tree, ids) -> list[int]:
+        where = {n.program.id: i for i, n in enumerate(tree.nodes)}
+        return [where[k] for k in ids if k in where]
+
+    def _discard(self, role: str, child: Candidate, why: str) -> None:
+        """A valid offspring the reference rejects as a duplicate: charged, not a node (no retry: the budget)."""
+        self.run.event("discarded", b=self.state.b, role=role, child=child.id, operator=child.operator,
+                       reason=f"duplicate: {why}")

@@ -7,10 +7,11 @@ code. What it keeps, per role: one competitive tree whose root holds the role's 
 for both players; a node records both players' current programs, whose turn it is,
 its visits and value, and the operators already tried from it. What it asks the model
 (our wording of the reference's context; ``HaiAu2501/MOTIF``, read, not copied): the
-task, the role's current best program (the *baseline*) and its team score, the
-active player's program, its score and its improvement over the baseline, the
-opponent's best program of the *same role* and its improvement, the summaries along
-the search path, the last four evaluated attempts, the *last challenger's* code (the
+task, the *baseline* (the role's incumbent as of the last baseline update and the team
+score it had then: code and score move together, see below), the active player's
+program, its score and its improvement over the baseline, the opponent's best program
+of the *same role* and its improvement, the summaries along the search path, the last
+four evaluated attempts, the *last challenger's* code (the
 last attempt in the role's tree, valid or not) with the request to compare it with the
 better of the baseline and the opponent, one of three operators, and the goal: beat the
 baseline's score and the opponent, one decision rule at a time, and return to the
@@ -35,9 +36,15 @@ scale 1 to percentages, i.e. 100 on fractions; scale 10 on percentages would mak
 gain above about half a percent worth the same); every node on the path is credited with the value of the player who
 created it. The baseline is dynamic and shared, as the reference controller's: when a
 role's block (the reference's outer iteration) ends with a better team score, that
-score becomes the baseline of *every* role's arena (``_propagate``: improvements are
-recomputed and visit statistics reset); the other roles' programs are then re-scored in
-the new team before their next proposal (:mod:`baselines.ahd._search`).
+score becomes the baseline of *every* role's arena, each with its role's incumbent as
+the baseline program (``_propagate``: improvements are recomputed and visit statistics
+reset); the other roles' programs are then re-scored in the new team before their next
+proposal (:mod:`baselines.ahd._search`). Within a block the baseline program, its
+score and the goal's threshold stay as they were at the block's start, even after a
+proposal improved the team: the reference's prompt shows
+``Controller.get_current_best_implementation`` and the tree's ``baseline_cost``, and
+``Controller._check_and_update_baseline`` changes both, together, only after the outer
+iteration.
 
 Adaptation (ours, docs/baselines/ahd.md): one proposal is one MCTS iteration; the
 reference's outer UCB over which function to optimise is replaced by the shared
@@ -46,8 +53,8 @@ contrastive-reflection call (an extra LLM call per turn in its current code) is 
 made, as the paper counts no auxiliary call for MOTIF, so the prompt has no
 "accumulated design insights" section (the reference fills it from those reflections);
 the baseline is propagated to every arena at the end of a role's block that improved
-the team, and reset to the re-scored incumbent's team score at each batch start and
-after a within-batch re-score.
+the team, and reset to the re-scored incumbent and its team score at each batch start
+and after a within-batch re-score.
 """
 
 from __future__ import annotations
@@ -114,7 +121,9 @@ class Arena:
 
     nodes: list[Node] = dataclasses.field(default_factory=list)
     best: dict[str, Candidate] = dataclasses.field(default_factory=dict)
-    baseline: float = 0.0
+    baseline: float = 0.0  # the baseline's team score: the goal to beat and the zero of every improvement
+    # the program shown as the baseline; it changes only with ``baseline`` (``rebase``)
+    baseline_program: Candidate | None = None
     attempts: list[dict] = dataclasses.field(default_factory=list)
     pending: tuple[int, str] | None = None  # (node, player) of the proposal in flight
 
@@ -167,9 +176,11 @@ class Arena:
                               "improvement": mine, "valid": child is not None,
                               "code": child.source if child is not None else code})
 
-    def rebase(self, baseline: float) -> None:
-        """A new baseline: improvements follow from the stored scores; visit statistics restart."""
-        self.baseline = baseline
+    def rebase(self, program: Candidate, baseline: float) -> None:
+        """A new baseline, its program and its team score together (the reference's controller
+        updates the shown implementation and every tree's baseline cost in one step): improvements
+        follow from the stored scores; visit statistics restart."""
+        self.baseline_program, self.baseline = program, baseline
         for n in self.nodes:
             n.visits, n.total = 0, 0.0
 
@@ -198,7 +209,8 @@ class MotifControl(IsolatedSearch):
         arena: Arena = self.state.roles[role]
         arena.best = {p: max((n.programs[p] for n in arena.nodes), key=lambda c: (c.score, -c.id))
                       for p in ("P1", "P2")}
-        arena.rebase(self.state.incumbent[role].score)  # after a re-score: the current team's score
+        incumbent = self.state.incumbent[role]
+        arena.rebase(incumbent, incumbent.score)  # after a re-score: the incumbent and the current team's score
 
     def prompt(self, role: str, h: int, rng: np.random.Generator) -> Offer:
         arena: Arena = self.state.roles[role]
@@ -213,10 +225,12 @@ class MotifControl(IsolatedSearch):
                 path.append(arena.nodes[j].summary)
             j = arena.nodes[j].parent
         recent = arena.attempts[-RECENT:]
-        baseline = arena.baseline
+        # the baseline's code, its score and the goal move together: a mid-block improvement of the
+        # incumbent reaches them at the block's end (``_propagate``), as the reference's controller does
+        baseline, base = arena.baseline, arena.baseline_program or self.state.incumbent[role]
         status = (f"team score {mine.score:.6g}" if np.isfinite(mine.score) else "FAILED - the program has errors")
         lines = [
-            f"[Baseline implementation] team score {baseline:.6g} (higher is better)", _code(self.state.incumbent[role]),
+            f"[Baseline implementation] team score {baseline:.6g} (higher is better)", _code(base),
             "",
             f"[Current solution ({player})] {status}; improvement over the baseline: "
             f"{100 * arena.improvement(mine):+.2f}%", _code(mine), "",
@@ -251,7 +265,7 @@ class MotifControl(IsolatedSearch):
         if offer.operator == "seed":
             arena.nodes.append(Node({"P1": child, "P2": child}, "P1"))
             arena.best = {"P1": child, "P2": child}
-            arena.baseline = child.score
+            arena.baseline_program, arena.baseline = child, child.score
             return
         i, _ = arena.pending
         arena.pending = None
@@ -270,6 +284,6 @@ class MotifControl(IsolatedSearch):
         s = self.state
         if s.incumbent_score is None or not s.incumbent_score > s.roles[role].baseline:
             return
-        for r in self.roles:
-            s.roles[r].rebase(s.incumbent_score)
+        for r in self.roles:  # each arena's baseline program is its role's incumbent, in the new team
+            s.roles[r].rebase(s.incumbent[r], s.incumbent_score)
         self.run.event("baseline", b=s.b, role=role, baseline=s.incumbent_score, arenas=list(self.roles))

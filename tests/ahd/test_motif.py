@@ -16,7 +16,8 @@ def _c(i: int, score: float) -> Candidate:
 
 def _arena(baseline=10.0) -> Arena:
     seed = _c(0, baseline)
-    return Arena(nodes=[Node({"P1": seed, "P2": seed}, "P1")], best={"P1": seed, "P2": seed}, baseline=baseline)
+    return Arena(nodes=[Node({"P1": seed, "P2": seed}, "P1")], best={"P1": seed, "P2": seed}, baseline=baseline,
+                 baseline_program=seed)
 
 
 def test_value_mixes_own_improvement_and_the_lead_over_the_opponent():
@@ -51,6 +52,7 @@ def test_selection_tries_every_operator_before_descending_and_rebase_resets_stat
     assert sorted(arena.nodes[0].tried) == sorted(OPERATORS)
     i, _ = arena.select(rng)
     assert i == 3  # all operators tried at the root: the child with the best Q (P1 at +20 %), then its operators
-    arena.rebase(12.0)
+    arena.rebase(arena.nodes[3].programs["P1"], 12.0)
     assert arena.baseline == 12.0 and all(n.visits == 0 and n.total == 0 for n in arena.nodes)
+    assert arena.baseline_program.id == 3  # the program shown as the baseline moves with its score
     assert math.isclose(arena.improvement(arena.nodes[3].programs["P1"]), 0.0)

@@ -61,6 +61,7 @@ class _Evaluation:
     mean_score: float | None
     mean_objective: float | None
     status: object
+    results: tuple = ()  # no rollouts behind a hash (repair_shares of none: None)
 
 
 class HashEvaluator:
@@ -280,6 +281,40 @@ def test_motif_propagates_a_baseline_update_to_every_arena_within_the_batch(open
     assert score > 0.0  # A improved the seed team (score 0)
     assert baselines == {"A": score, "B": score, "C": score}
     assert any(e["kind"] == "baseline" and e["role"] == "A" for e in search.run.events())
+
+
+def test_motif_baseline_code_its_score_and_the_goal_move_together(openai_server, tmp_path):
+    """The code shown as the baseline is the program whose team score the prompt gives it, and the goal's
+    threshold is that score, also after a proposal improved the team mid-block (issue 55: the new
+    incumbent's code stood under the old score). As in the reference's controller, the baseline moves at
+    the end of the block (``Controller._check_and_update_baseline``), code and score together."""
+    baseline = re.compile(r"\[Baseline implementation\] team score (\S+) \(higher is better\)\n```python\n(.*?)```", re.S)
+    shown: list[tuple] = []
+
+    class Recorded(METHODS["motif"]):
+        def prompt(self, role, h, rng):
+            offer = super().prompt(role, h, rng)
+            text = offer.messages[-1]["content"]
+            score, code = baseline.search(text).groups()
+            goal = re.search(r"baseline's team score \((\S+)\)", text).group(1)
+            program, = [c for c in self.programs(role) if c.source.rstrip() == code.rstrip()]
+            fresh = self.evaluator.evaluate(self.team(**{role: program.source}), self.batch())
+            shown.append((self.state.b, role, h, score, goal, f"{fresh.mean_score:.6g}", program.id,
+                          self.state.incumbent[role].id))
+            return offer
+
+    openai_server.responder = scripted_reply
+    search = Recorded(SearchConfig(method="motif", env=ENV, llm="openai:fake-model", seed=2, batches=2, proposals=5),
+                      tmp_path / "run", llm=_client(openai_server, tmp_path), evaluator=HashEvaluator(seed_source(ENV, "A")))
+    search.learn()
+    assert len(shown) == 30
+    for b, role, h, score, goal, fresh, *_ in shown:
+        assert score == goal == fresh, (b, role, h)
+    # the case of the issue: the incumbent improved earlier in the block, and the baseline stayed put
+    improved = [(e["b"], e["role"], e["h"]) for e in search.run.events()
+                if e["kind"] == "proposal" and e.get("incumbent") and e["h"] < 4]
+    later = [s for s in shown if any(s[:2] == i[:2] and s[2] > i[2] for i in improved)]
+    assert improved and later and any(program != incumbent for *_, program, incumbent in later)
 
 
 CONFIG = dict(env="mapp_pc", batches=2, proposals=3, seed=7, workers=1)
