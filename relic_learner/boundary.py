@@ -27,6 +27,30 @@ however the reply carries it:
    inside a prose sentence, after a colon, a one-line ``def f(x): return x`` after prose,
    a lambda assignment, a docstring.
 
+5. **Encoded** code: a reply can carry code escaped as a string, as JSON
+   (``"def f(x):\\n    \\"\\"\\"Add one.\\"\\"\\"..."``), a Python ``repr``, Markdown
+   backslash escapes (``select\\_next``), HTML (``&quot;``, ``&#34;``, ``&#x22;``, ``<br>``,
+   highlighter spans), percent-encoding, base64, or with look-alike or invisible
+   characters. Passes 1-4 also read every *decoded view* of the reply. One round decodes
+   one layer, left to right, token by token, each by the standard library: JSON and
+   Python backslash escapes (``\\n``, ``\\"``, ``\\\\``, ``\\uXXXX`` and surrogate pairs,
+   ``\\xNN``, ``\\N{...}``, octal; :mod:`json`, :mod:`codecs`), other backslashed ASCII
+   punctuation (Markdown), HTML character references (:func:`html.unescape`) and tags
+   (``<br>``, ``<p>``, ``<li>``... a line break, any other tag nothing), percent-escapes
+   (:func:`urllib.parse.unquote`, UTF-8), runs of base64 of at least 8 characters that
+   decode to printable ASCII, and non-ASCII characters (NFKC, so fullwidth letters read
+   as ASCII; zero-width and other format characters dropped). Rounds repeat while they
+   change the text, up to :data:`DECODE_ROUNDS`, so double-escaped code (``\\\\n``,
+   ``&amp;quot;``, JSON inside HTML) is read too. Each view is searched on its own, and
+   what a view cuts is cut from the reply *as written*: every escape that produced a cut
+   character, and the escaped line breaks, tags and invisible characters between cut
+   code. These cuts are counted under the form ``encoded``. Two readings help it: the
+   letter of an escape (``\\n`` in ``\\n[1] Serve``) starts no in-sentence fragment in
+   any view, and a line may start its window after the quotes that open a string
+   (``"import math``). A reply that, once cut, holds no letter or digit in any view
+   (the quotes and ``\\n`` of an escaped string, say) is left empty, as one whose code
+   was plain.
+
 What counts as code (so that ordinary English, which sometimes parses, survives): a
 definition, lambda, comprehension, assignment, ``name(...)`` or ``name[...]`` with the
 bracket touching the name, ``a.b`` with no space around the dot (``e.g`` excluded), a
@@ -39,13 +63,20 @@ comparison of bare words) and ``gain > 0`` all parse, and none of them is code h
 Cost: windows and fragments are bounded, and a fragment's parse error position prunes
 every longer fragment, so the work is linear in the reply's length (capped at
 :data:`MAX_LINES` lines and :data:`MAX_CHARS` characters; the rest is dropped and
-counted).
+counted). A decoded view is never longer than the text it comes from, and there are at
+most :data:`DECODE_ROUNDS` of them (none when the reply has nothing to decode), so an
+encoded reply costs at most ``1 + DECODE_ROUNDS`` times a plain one.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
+import codecs
 import dataclasses
+import html
+import json
 import keyword
 import re
 import textwrap
@@ -54,13 +85,15 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote
 
 MAX_LINES = 300  # replies are a few sentences; beyond this the reply is cut (the rest is dropped and counted)
 MAX_CHARS = 20_000
 WINDOW = 16  # lines per parse window
 FRAGMENT_ATOMS = 96  # tokens per in-sentence fragment
 LEAD_ATOMS = 8  # tokens a fragment may start before its first code anchor
-FORMS = ("fenced", "inline", "lines", "in_sentence", "beyond_limit")
+DECODE_ROUNDS = 4  # layers of escaping decoded (each round one layer; a round that changes nothing ends it)
+FORMS = ("fenced", "inline", "lines", "in_sentence", "encoded", "beyond_limit")
 
 _PY_LANGS = frozenset({"python", "python3", "py", "py3", "pycon", "ipython", "ipython3", "pyi", "numpy", "sage"})
 _FENCE = re.compile(r"(```+|~~~+)(?:[ \t]*([\w+#.-]*)[ \t]*\n)?(.*?)(?:\1|\Z)", re.S)
@@ -110,6 +143,26 @@ _ALWAYS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.
 _COMPOUND = tuple(getattr(ast, name) for name in ("If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try",
                                                   "TryStar") if hasattr(ast, name))
 
+# One layer of encoding, one token at a time (see "Encoded code" above); each is decoded by the library.
+_ENCODED = re.compile(r"""
+      (?P<pair>\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})   # JSON: a surrogate pair
+    | (?P<json>\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt]))                            # JSON string escapes
+    | (?P<py>\\(?:U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|N\{[A-Za-z0-9 -]{1,80}\}|[0-7]{1,3}|['av]))  # Python's others
+    | (?P<md>\\[!#-&(-.:-@\[\]^_`{-~])                        # Markdown: any other ASCII punctuation, escaped
+    | (?P<entity>&(?:\#[xX][0-9a-fA-F]{1,6}|\#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});?)      # HTML references
+    | (?P<tag></?(?P<name>[A-Za-z][A-Za-z0-9]{0,15})(?:[ \t][^<>\n]{0,200})?/?>)             # an HTML tag
+    | (?P<pct>%[0-7][0-9a-fA-F]|(?:%[89a-fA-F][0-9a-fA-F])+)                # percent-escapes (a UTF-8 sequence whole)
+    | (?P<b64>(?<![\w+/=])(?=[\w+/=]{8})(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![\w+/=]))
+    | (?P<wide>[^\x00-\x7f])                                    # non-ASCII: NFKC, format characters dropped
+""", re.X)
+_PLAIN = {**{c: " " for c in range(0x3001)  # every blank but a line break or tab reads as a space (none past U+3000)
+            if chr(c) not in "\n\t" and (chr(c).isspace() or unicodedata.category(chr(c)) == "Zs")},
+          **{ord(q): plain for q, plain in _QUOTES.items()}}
+_CUT_RUN = re.compile(rb"[^\x00]+")
+_WORD = re.compile(r"\S+")
+_BLOCK_TAGS = frozenset({"br", "p", "div", "li", "tr", "pre", "blockquote", "ul", "ol", "table", "h1", "h2", "h3",
+                         "h4", "h5", "h6"})
+
 
 @dataclasses.dataclass(frozen=True)
 class Stripped:
@@ -153,12 +206,12 @@ def strip(text: str) -> Stripped:
     cut = bytearray(len(text))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes in a parsed fragment
-        _cut_blocks(text, cut, forms)
-        _cut_inline(_view(text, cut), cut, forms)
-        _cut_lines(_view(text, cut), cut, forms)
-        _cut_fragments(_view(text, cut), cut, forms)
-        _cut_backstop(_view(text, cut), cut, forms)
+        _passes(text, cut, forms)
+        _cut_decoded(text, cut, forms)
     kept, touched, chars = _assemble(text, cut)
+    if kept and forms and not _worded(kept):  # what the cuts left is punctuation and escapes (' \\n"'): nothing
+        chars += len(kept) - sum(ch.isspace() for ch in kept)
+        kept = ""
     return Stripped(kept, sum(forms.values()), touched + over_lines, chars + over_chars, dict(sorted(forms.items())))
 
 
@@ -202,19 +255,22 @@ def tally(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 # -- passes ------------------------------------------------------------------------------
+def _passes(text: str, cut: bytearray, forms: Counter[str]) -> None:
+    _cut_blocks(text, cut, forms)
+    _cut_inline(_view(text, cut), cut, forms)
+    _cut_lines(_view(text, cut), cut, forms)
+    _cut_fragments(_view(text, cut), cut, forms)
+    _cut_backstop(_view(text, cut), cut, forms)
+
+
 def _view(text: str, cut: bytearray) -> str:
     """The text as the passes read it: cut characters blanked (offsets kept), typographic spaces and quotes plain."""
-    out = []
-    for ch, gone in zip(text, cut):
-        if gone:
-            out.append(" ")
-        elif ch in _QUOTES:
-            out.append(_QUOTES[ch])
-        elif ch not in " \n\t" and ch.isspace() or unicodedata.category(ch) == "Zs":
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
+    view = text.translate(_PLAIN)
+    pieces, pos = [], 0
+    for run in _CUT_RUN.finditer(cut):
+        pieces += [view[pos:run.start()], " " * (run.end() - run.start())]
+        pos = run.end()
+    return "".join(pieces) + view[pos:] if pieces else view
 
 
 def _mark(text: str, cut: bytearray, start: int, end: int) -> None:
@@ -340,6 +396,9 @@ def _starts(line: str, mark: int, view: str, protected: bool) -> list[tuple[int,
         alts.append((0, view))
         if mark:
             alts.append((0, line))
+        body = view.lstrip(" \t").lstrip("\"'")
+        if len(body) < len(view.lstrip(" \t")):  # inside a string: '"import math' (a decoded view), '""x = 1'
+            alts.append((mark + len(view) - len(body), body))
     return alts
 
 
@@ -372,6 +431,8 @@ def _cut_fragments(view: str, cut: bytearray, forms: Counter[str]) -> None:
     words = [view[s:e] for s, e in atoms]
     newline = [k > 0 and "\n" in view[atoms[k - 1][1]:atoms[k][0]] for k in range(n)]
     touching = [k > 0 and atoms[k - 1][1] == atoms[k][0] for k in range(n)]
+    # "\n[1] Serve" in an escaped string: the letter of an escape starts no code (a decoded view reads it)
+    escaped = [s > 0 and view[s - 1] == "\\" and view[s].isalnum() for s, _ in atoms]
     depth, level = [], 0
     for w in words:
         depth.append(level)
@@ -389,7 +450,7 @@ def _cut_fragments(view: str, cut: bytearray, forms: Counter[str]) -> None:
             k = a - LEAD_ATOMS
             continue
         w = words[k]
-        if not (w[0] in _STARTS or w[0].isalnum() or w[0] == "_") or w in _NOT_STARTS:
+        if not (w[0] in _STARTS or w[0].isalnum() or w[0] == "_") or w in _NOT_STARTS or escaped[k]:
             k += 1
             continue
         found = _fragment(view, atoms, words, newline, k, a)
@@ -398,7 +459,7 @@ def _cut_fragments(view: str, cut: bytearray, forms: Counter[str]) -> None:
             continue
         # A later start up to the anchor may reach further ("5 | best = x" in a table row: "best = x", not "5 | best").
         for later in range(k + 1, a + 1):
-            if words[later][0] in _STARTS or words[later][0].isalnum() or words[later][0] == "_":
+            if (words[later][0] in _STARTS or words[later][0].isalnum() or words[later][0] == "_") and not escaped[later]:
                 other = _fragment(view, atoms, words, newline, later, a)
                 if other is not None and other[1] > found[1]:
                     found = other
@@ -494,6 +555,139 @@ def _assemble(text: str, cut: bytearray) -> tuple[str, int, int]:
         if kept.strip():
             out.append(kept)
     return "\n".join(out).strip(), touched, chars
+
+
+# -- encoded code ----------------------------------------------------------------------------
+def _cut_decoded(text: str, cut: bytearray, forms: Counter[str]) -> None:
+    """Search every decoded view of ``text`` and cut, in ``text`` itself, what produced the code found there."""
+    views, filler = _decodings(text)
+    if not views:
+        return
+    before = bytes(cut)
+    for view, starts, ends in views:
+        found = bytearray(len(view))
+        _passes(view, found, Counter())
+        for run in _CUT_RUN.finditer(found):
+            first, last = starts[run.start()], ends[run.end() - 1]
+            for word in _WORD.finditer(text, first, last):  # the reply's own blanks go with the filler, below
+                cut[word.start():word.end()] = b"\x01" * (word.end() - word.start())
+    _cut_filler(text, cut, filler, before)
+    # Count each stretch the decoded views alone cut, across the blanks and escaped breaks inside it.
+    runs, inside = 0, False
+    for k, ch in enumerate(text):
+        if cut[k] and not before[k]:
+            runs += not inside
+            inside = True
+        elif not (inside and (ch.isspace() or filler[k] or cut[k])):
+            inside = False
+    if runs:
+        forms["encoded"] += runs
+
+
+def _worded(text: str) -> bool:
+    """Whether ``text``, decoded, holds a letter or a digit."""
+    views, _ = _decodings(text)
+    return any(ch.isalnum() for ch in (views[-1][0] if views else text))
+
+
+def _decodings(text: str) -> tuple[list[tuple[str, list[int], list[int]]], bytearray]:
+    """The decoded views of ``text``, one per round that changed something, each with, for every character, the
+    span of ``text`` it came from (``starts``, ``ends``); and which characters of ``text`` decode to blanks or to
+    nothing (escaped breaks and spaces, tags, invisible characters)."""
+    views: list[tuple[str, list[int], list[int]]] = []
+    filler = bytearray(len(text))
+    view, starts, ends = text, list(range(len(text))), list(range(1, len(text) + 1))
+    for _ in range(DECODE_ROUNDS):
+        decoded = _decode_once(view, starts, ends, filler)
+        if decoded is None:
+            break
+        view, starts, ends = decoded
+        views.append(decoded)
+    return views, filler
+
+
+def _decode_once(view: str, starts: list[int], ends: list[int],
+                 filler: bytearray) -> tuple[str, list[int], list[int]] | None:
+    """``view`` with one layer of encoding decoded, and where each character came from; ``None`` if unchanged."""
+    out: list[str] = []
+    new_starts: list[int] = []
+    new_ends: list[int] = []
+    pos = 0
+    for match in _ENCODED.finditer(view):
+        decoded = _decode_token(match)
+        if decoded is None or decoded == match.group():
+            continue
+        out.append(view[pos:match.start()])
+        new_starts.extend(starts[pos:match.start()])
+        new_ends.extend(ends[pos:match.start()])
+        first, last = starts[match.start()], ends[match.end() - 1]
+        if not decoded.strip():
+            filler[first:last] = b"\x01" * (last - first)
+        new_starts.extend([first] * len(decoded))  # a token decoding to several characters: each came from all of it
+        new_ends.extend([last] * len(decoded))
+        out.append(decoded)
+        pos = match.end()
+    if not out:
+        return None
+    out.append(view[pos:])
+    new_starts.extend(starts[pos:])
+    new_ends.extend(ends[pos:])
+    return "".join(out), new_starts, new_ends
+
+
+def _decode_token(match: re.Match[str]) -> str | None:
+    """What one token of :data:`_ENCODED` stands for, or ``None`` (not an encoding after all)."""
+    token, kind = match.group(), match.lastgroup
+    try:
+        if kind in ("pair", "json"):
+            decoded = json.loads(f'"{token}"')
+        elif kind == "py":
+            decoded = codecs.decode(token, "unicode_escape")
+        elif kind == "md":
+            decoded = token[1]
+        elif kind == "entity":
+            decoded = html.unescape(token)
+        elif kind == "tag":
+            decoded = "\n" if match.group("name").lower() in _BLOCK_TAGS else ""
+        elif kind == "pct":
+            decoded = unquote(token, errors="strict")
+        elif kind == "b64":
+            decoded = base64.b64decode(token, validate=True).decode("ascii")  # base64 of code: printable ASCII
+            if not all(ch.isprintable() or ch in "\n\t" for ch in decoded):
+                return None
+        elif ord(token) in _PLAIN:
+            return None  # a blank or a typographic quote: the passes read it plain already
+        else:
+            decoded = "" if unicodedata.category(token) == "Cf" else unicodedata.normalize("NFKC", token)
+    except (ValueError, UnicodeError, binascii.Error):
+        return None
+    if any("\ud800" <= ch <= "\udfff" for ch in decoded):  # a lone surrogate is no text
+        return None
+    return decoded
+
+
+def _cut_filler(text: str, cut: bytearray, filler: bytearray, before: bytes) -> None:
+    """Cut what decodes to blanks or nothing (an escaped break, a tag, a zero-width character) when it lies between
+    cut characters, or between cut characters and a line's end, and the reply's own blanks between characters that
+    a decoded view cut (the text's own breaks are kept; blanks between two cuts of the reply as written too)."""
+    n = len(text)
+    k = 0
+    while k < n:
+        if cut[k] or text[k] == "\n" or not (filler[k] or text[k] in " \t"):
+            k += 1
+            continue
+        start = k
+        while k < n and not cut[k] and text[k] != "\n" and (filler[k] or text[k] in " \t"):
+            k += 1
+        if not any(filler[start:k]):
+            if 0 < start and k < n and cut[start - 1] and cut[k] and not (before[start - 1] and before[k]):
+                cut[start:k] = b"\x01" * (k - start)
+            continue
+        left = start == 0 or text[start - 1] == "\n" or cut[start - 1]
+        right = k == n or text[k] == "\n" or cut[k]
+        edges = (start > 0 and cut[start - 1]) + (k < n and cut[k])
+        if left and right and edges:
+            cut[start:k] = b"\x01" * (k - start)
 
 
 # -- parsing -------------------------------------------------------------------------------
