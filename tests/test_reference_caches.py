@@ -44,3 +44,47 @@ def test_a_written_cache_reads_back_field_by_field(tmp_path, monkeypatch):
     assert cache.status_counts("test80", ("optimal", "feasible")) == {"optimal": 0, "feasible": sizes["test80"]}
     assert cache.meta["time_limit_s"] == 1.0
     assert "0 optimal, 20 feasible" in cpsat.summary("mas_jd", cache).splitlines()[1]
+
+
+def test_every_shipped_reference_is_pinned_by_sha256():
+    """Issue 55: the reference caches are in the manifest beside the splits, so nothing
+    changes their contents unseen."""
+    from relic_envs.core.splits import DATA_DIR, check_reference, read_manifest
+
+    manifest = read_manifest()
+    shipped = {p.relative_to(DATA_DIR).as_posix() for p in DATA_DIR.glob("*/*.npz")}
+    references = shipped - set(manifest["files"])
+    assert len(references) >= 17 and references == set(manifest["references"])
+    for key in sorted(references):
+        check_reference(DATA_DIR / key)
+
+
+def test_a_changed_or_unpinned_reference_is_refused(tmp_path):
+    import json
+
+    from relic_envs.core.references import load_fields
+    from relic_envs.core.splits import DATA_DIR, MANIFEST, check_reference
+    from relic_envs.errors import InvalidInstance
+
+    path = DATA_DIR / "dgc" / "cpsat_test.npz"
+    assert load_fields(path) is not None  # as shipped
+    manifest = json.loads(MANIFEST.read_text())
+    manifest["references"]["dgc/cpsat_test.npz"]["sha256"] = "0" * 64
+    (tmp_path / "changed.json").write_text(json.dumps(manifest))
+    with pytest.raises(InvalidInstance, match="does not match its sha256"):
+        check_reference(path, tmp_path / "changed.json")
+    del manifest["references"]["dgc/cpsat_test.npz"]
+    (tmp_path / "unpinned.json").write_text(json.dumps(manifest))
+    with pytest.raises(InvalidInstance, match="not pinned"):
+        check_reference(path, tmp_path / "unpinned.json")
+
+
+def test_a_reference_written_elsewhere_is_neither_pinned_nor_checked(tmp_path):
+    from relic_envs.core.references import load_fields, save_fields
+    from relic_envs.core.splits import read_manifest
+
+    before = read_manifest()
+    save_fields(tmp_path / "mine.npz", {"objective": np.arange(3.0)}, {"solver": "mine"})
+    fields, meta = load_fields(tmp_path / "mine.npz")
+    assert fields["objective"].tolist() == [0.0, 1.0, 2.0] and meta == {"solver": "mine"}
+    assert read_manifest() == before

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from relic_envs.core.splits import DATA_DIR
+from relic_envs.core.splits import DATA_DIR, check_reference, pin_reference
 
 Results = dict[str, dict[str, np.ndarray]]  # test size -> field -> (instances, ...) array
 
@@ -32,9 +32,17 @@ def reference_path(benchmark: str, file_name: str) -> Path:
     return DATA_DIR / benchmark / file_name
 
 
+def _shipped(path: Path) -> Path | None:
+    """``path`` as one of the package's references (under ``DATA_DIR``, which the manifest pins), else ``None``."""
+    resolved, root = Path(path).resolve(), DATA_DIR.resolve()
+    return DATA_DIR / resolved.relative_to(root) if resolved.is_relative_to(root) else None
+
+
 def _save(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    if (shipped := _shipped(path)) is not None:
+        pin_reference(shipped)
 
 
 def save_results(path: Path, results: Results, meta: dict[str, Any]) -> None:
@@ -64,5 +72,7 @@ def load_fields(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]] | No
     """``(fields, meta)`` read back from ``path``, or ``None`` when there is no such file."""
     if not path.exists():
         return None
+    if (shipped := _shipped(path)) is not None:  # a shipped reference is read only as the manifest pinned it
+        check_reference(shipped)
     with np.load(path, allow_pickle=False) as data:
         return {k: data[k] for k in data.files if k != "meta"}, json.loads(str(data["meta"]))

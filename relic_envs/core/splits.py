@@ -106,6 +106,27 @@ def update_manifest(entries: dict[str, dict], path: Path = MANIFEST) -> None:
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
+def pin_reference(path: Path, manifest_path: Path = MANIFEST) -> None:
+    """Record the sha256 of a solver reference under :data:`DATA_DIR` in the manifest's
+    ``references`` (written by :mod:`relic_envs.core.references` with every cache it saves)."""
+    manifest = read_manifest(manifest_path)
+    references = manifest.setdefault("references", {})
+    references[path.relative_to(DATA_DIR).as_posix()] = {"sha256": _sha256(path)}
+    manifest["references"] = dict(sorted(references.items()))
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def check_reference(path: Path, manifest_path: Path = MANIFEST) -> None:
+    """:class:`InvalidInstance` unless ``path`` (a reference under :data:`DATA_DIR`) matches its pinned sha256."""
+    key = path.relative_to(DATA_DIR).as_posix()
+    entry = read_manifest(manifest_path).get("references", {}).get(key)
+    if entry is None:
+        raise InvalidInstance(f"the reference {key} is not pinned in {manifest_path}; rewrite it with the command "
+                              "that made it (its docs page names it), which pins it")
+    if _sha256(path) != entry["sha256"]:
+        raise InvalidInstance(f"{path} does not match its sha256 in {manifest_path}")
+
+
 def splits(name: str) -> Splits:
     """The canonical splits of a benchmark, checked against the manifest's sha256.
 
