@@ -48,6 +48,25 @@ def _cmd_eval(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    import relic_envs
+    from baselines.rl.sweep import plan, sweep
+
+    runs = plan(args.env or relic_envs.names(), args.algo, args.seeds)
+    settings = {"total_steps": args.steps, "n_envs": args.n_envs, "n_steps": args.n_steps, "hidden": args.hidden,
+                "pool": args.pool, "n_val": args.n_val, "chunk": args.chunk, "interface": args.interface}
+    sweep(args.out, runs, max_runs=args.max_runs, max_wall_s=args.max_wall, log=print if not args.quiet else
+          (lambda *a: None), **settings)
+    return 0
+
+
+def _cmd_table(args) -> int:
+    from baselines.rl.sweep import format_table
+
+    sys.stdout.write(format_table(args.out))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m baselines.rl", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -73,6 +92,29 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("dir")
     e.add_argument("--json", default=None)
     e.set_defaults(func=_cmd_eval)
+    from baselines.rl.sweep import ALGOS, DEFAULT_STEPS, SEEDS
+
+    w = sub.add_parser("sweep", help="IPPO/MAPPO on many benchmarks at one budget and several seeds; skips "
+                                     "finished runs (baselines/rl/sweep.py)")
+    w.add_argument("--out", required=True)
+    w.add_argument("--env", nargs="+", default=None, help="benchmarks (default: all 14)")
+    w.add_argument("--algo", nargs="+", default=list(ALGOS), choices=ALGOS)
+    w.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    w.add_argument("--steps", type=int, default=DEFAULT_STEPS, help=f"env steps per run (default {DEFAULT_STEPS:,})")
+    w.add_argument("--interface", default="paper")
+    w.add_argument("--n-envs", type=int, default=32)
+    w.add_argument("--n-steps", type=int, default=64)
+    w.add_argument("--hidden", type=int, default=32)
+    w.add_argument("--chunk", type=int, default=10)
+    w.add_argument("--pool", type=int, default=200)
+    w.add_argument("--n-val", type=int, default=20)
+    w.add_argument("--max-runs", type=int, default=None, help="stop after this many runs (the rest: next call)")
+    w.add_argument("--max-wall", type=float, default=None, help="start no run after this many seconds")
+    w.add_argument("--quiet", action="store_true")
+    w.set_defaults(func=_cmd_sweep)
+    tb = sub.add_parser("table", help="a sweep's table: mean ± std over seeds beside each seed")
+    tb.add_argument("out")
+    tb.set_defaults(func=_cmd_table)
     return p
 
 
