@@ -26,7 +26,7 @@ from relic_envs.core.program import ProgramPolicy
 from relic_envs.core.registry import SPECS, get_benchmark, names
 from relic_envs.core.rollout import RolloutResult, repair_text, rollout
 from relic_envs.core.splits import DATA_DIR, read_manifest, splits, update_manifest, write_splits
-from relic_envs.errors import InvalidConfig, MissingExtra
+from relic_envs.errors import InvalidConfig, MissingExtra, UnknownBenchmark
 
 BUILTIN_TEAMS = ("seeds", "case-study", "initial")
 BASELINES_HINT = "classical algorithms (dsa-b, mgm, lsga-dsa, ...) are teams of the baselines layer: relic-baselines eval"
@@ -43,7 +43,15 @@ def split_instances(name: str, split: str) -> list:
     if split.startswith("train") and split[5:].isdigit() and 1 <= int(split[5:]) <= len(s.train):
         return list(s.train[int(split[5:]) - 1])
     allowed = ["test", *(list(s.test) if len(s.test) > 1 else []), *(f"train{b}" for b in range(1, len(s.train) + 1))]
-    raise InvalidConfig(f"split must be one of {allowed}, got {split!r}")
+    raise InvalidConfig(f"unknown --split {split!r} for {name}: use {' or '.join(allowed)}")
+
+
+def benchmark_arg(name: str) -> str:
+    """An argparse ``type`` for ``--env``: a registered name, else one line naming the closest
+    (``DGC`` and ``MAPP-PC``, the paper's spellings, get their registered names)."""
+    if name in names():
+        return name
+    raise argparse.ArgumentTypeError(str(UnknownBenchmark(name, names())))
 
 
 def evaluate_team(
@@ -119,6 +127,8 @@ def run_eval(args: argparse.Namespace, evaluate: Evaluate) -> int:
 
         case_study_team(args.env, args.interface)
     for part in parts:
+        split_instances(args.env, part)  # an unknown split is an error before anything is printed
+    for part in parts:
         print(f"{args.env} ({part} split{itf}): raw objective, mean ± std over instances")
         for team in teams:
             results = evaluate(args.env, team, part, progress=not args.quiet, interface=args.interface)
@@ -159,7 +169,7 @@ def _cmd_splits(args: argparse.Namespace) -> int:
 def add_eval_parser(sub: argparse._SubParsersAction, team_help: str) -> argparse.ArgumentParser:
     """The ``eval`` sub-command's arguments (shared with ``relic-baselines eval``)."""
     ev = sub.add_parser("eval", help="evaluate teams on a split and print mean ± std of the raw objective")
-    ev.add_argument("--env", required=True, choices=names())
+    ev.add_argument("--env", required=True, type=benchmark_arg, metavar="NAME", help="one of " + ", ".join(names()))
     ev.add_argument("--team", action="append", help=team_help)
     ev.add_argument("--split", default="test", help="test (default; per size for MAPP), test50/test80 (MAPP) or train1..train5")
     ev.add_argument("--interface", default="paper", choices=("paper", "alt"), help="role interface (alt: MAPP/MAS)")
@@ -191,7 +201,7 @@ def run_parser(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> i
     try:
         return args.func(args)
     except (InvalidConfig, FileNotFoundError, MissingExtra) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
         return 2
 
 

@@ -27,8 +27,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 import relic_envs
+from relic_envs.cli import benchmark_arg
 from relic_envs.core.rollout import repair_text
-from relic_envs.errors import InvalidConfig, MissingExtra, RelicError, UnknownBenchmark
+from relic_envs.errors import InvalidConfig, MissingExtra, RelicError
 from relic_envs.seeds import seed_source
 from relic_learner import report
 from relic_learner.batches import Batch
@@ -343,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relic", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     learn = sub.add_parser("learn", help="run the RELIC search (or a comparator, --method) on a benchmark")
-    learn.add_argument("--env", type=_benchmark_name, metavar="NAME", help="one of " + ", ".join(relic_envs.names()))
+    learn.add_argument("--env", type=benchmark_arg, metavar="NAME", help="one of " + ", ".join(relic_envs.names()))
     learn.add_argument("--method", default="relic",
                        help="relic (default) or a registered comparator: " + ", ".join(sorted(methods())))
     learn.add_argument("--interface", default="paper", choices=["paper", "alt"])
@@ -398,13 +399,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RelicError, FileNotFoundError) as exc:  # bad configuration or run directory: say it in one line
         print(f"relic {args.command}: error: {exc}", file=sys.stderr)
         return 2
-
-
-def _benchmark_name(name: str) -> str:
-    """``--env``'s type: a registered name, else argparse's one-line error with the closest name."""
-    if name in relic_envs.names():
-        return name
-    raise argparse.ArgumentTypeError(str(UnknownBenchmark(name, relic_envs.names())))
 
 
 if __name__ == "__main__":

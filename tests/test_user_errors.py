@@ -118,3 +118,24 @@ def test_splits_write_never_rewrites_an_installed_package(monkeypatch, tmp_path,
     assert printed.count("(same as shipped)") == 6 and "DIFFERS" not in printed
     assert (tmp_path / "dgc" / "test.npz").exists() and (tmp_path / "manifest.json").exists()
     assert (DATA_DIR / "dgc" / "test.npz").stat().st_mtime_ns == before
+
+
+def test_relic_envs_eval_refuses_an_unknown_split_before_printing(capsys):
+    from relic_envs.cli import main
+
+    assert main(["eval", "--env", "mapp_pc", "--split", "test100", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("relic-envs eval: error: unknown --split 'test100' for mapp_pc: use test or test50 or "
+                            "test80 or train1 or train2 or train3 or train4 or train5\n")
+
+
+@pytest.mark.parametrize("spelled, name", [("DGC", "dgc"), ("MAPP-PC", "mapp_pc"), ("Sensor_DCSP", "sensor_dcsp")])
+def test_every_env_flag_answers_the_papers_spelling_with_the_name(spelled, name, capsys):
+    from baselines.cli import main as baselines_main
+    from relic_envs.cli import main as envs_main
+
+    for main in (envs_main, baselines_main):
+        with pytest.raises(SystemExit):
+            main(["eval", "--env", spelled, "--quiet"])
+        assert f"Did you mean {name!r}?" in capsys.readouterr().err
