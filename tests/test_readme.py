@@ -21,5 +21,5 @@ def test_readme_python_blocks_run():
 def test_readme_set_up_commands_match_ci():
     text = README.read_text()
     ci = (README.parent / ".ci" / "run").read_text()
-    test_command = "bash scripts/install-sandbox.sh && pip install -e '.[dev,jax,solvers]' && python -m pytest -n auto --dist loadfile"
+    test_command = "bash scripts/install-sandbox.sh && pip install -e '.[dev,jax,solvers,jaxmarl]' && python -m pytest -n auto --dist loadfile"
     assert test_command in text and test_command in ci
