@@ -13,6 +13,11 @@ step is acting and how much is learning; (3) IPPO and MAPPO updates (rollout wit
 networks, GAE, 4 epochs x 4 minibatches of PPO) at the trainer's defaults. One env step =
 one joint step of one instance. Compile time is excluded from every rate. Prints a table;
 asserts nothing.
+
+``--split`` adds where an IPPO update's time goes: the same update with one epoch of one
+minibatch (one gradient pass over the whole batch) beside the default 4 x 4, and the
+shares of the default update's time spent acting (rollout, networks, GAE) and learning
+(the 16 minibatch steps), from the three measured rates.
 """
 
 from __future__ import annotations
@@ -94,6 +99,7 @@ def main() -> None:
     parser.add_argument("--n-envs", type=int, default=32)
     parser.add_argument("--n-steps", type=int, default=64)
     parser.add_argument("--random-repeats", type=int, default=10)
+    parser.add_argument("--split", action="store_true", help="also where an IPPO update's time goes (module doc)")
     args = parser.parse_args()
     rows = []
     for env in args.env or relic_envs.names():
@@ -103,6 +109,11 @@ def main() -> None:
         rates["acting"], _ = update_throughput(Config(algo="ippo", epochs=0, **common), args.updates)
         for algo in args.algo:
             rates[algo], rates[f"{algo}_compile"] = update_throughput(Config(algo=algo, **common), args.updates)
+        if args.split:
+            rates["one_pass"], _ = update_throughput(Config(algo="ippo", epochs=1, minibatches=1, **common),
+                                                     args.updates)
+            if "ippo" not in rates:
+                rates["ippo"], _ = update_throughput(Config(algo="ippo", **common), args.updates)
         rows.append((env, kind_of(env), rates))
         print(f"{env}: " + ", ".join(f"{k} {v:,.1f}" for k, v in rates.items()), flush=True)
     print(f"\nbatch {args.n_envs} instances x {args.n_steps} steps per update; jax {jax.__version__}, "
@@ -114,6 +125,16 @@ def main() -> None:
     for env, kind, r in rows:
         cells = " | ".join(f"{r[a]:,.0f} | {r[a + '_compile']:.0f}" for a in args.algo)
         print(f"| {env} | {kind} | {r['random']:,.0f} | {r['acting']:,.0f} | {cells} |")
+    if args.split:
+        print("\nwhere an IPPO update's time goes (seconds per env step from the rates above)")
+        print("| benchmark | acting, % of random | 1 epoch x 1 minibatch, env steps/s | 4 x 4, env steps/s | "
+              "acting share | 16 minibatch steps share | learning time / acting time |")
+        print("|---|---|---|---|---|---|---|")
+        for env, _, r in rows:
+            act, total = 1 / r["acting"], 1 / r["ippo"]
+            learn = max(total - act, 0.0)
+            print(f"| {env} | {100 * r['acting'] / r['random']:.0f}% | {r['one_pass']:,.0f} | {r['ippo']:,.0f} | "
+                  f"{100 * act / total:.0f}% | {100 * learn / total:.0f}% | {learn / act:.1f}x |")
 
 
 if __name__ == "__main__":
