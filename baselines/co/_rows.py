@@ -50,6 +50,6 @@ def team_row(name: str, label: str, settings: str, team, instances) -> Row:
 
 def paper_rows(name: str, regime: str) -> list[Row]:
     return [
-        Row(f"paper: {method}", "relic.tex tab:generalization", None, mean, std, note="copied; paper's instances, ± over runs")
+        Row(f"paper: {method}", "paper: generalization table", None, mean, std, note="copied; paper's instances, ± over runs")
         for method, (mean, std) in PAPER_GENERALIZATION[name][regime].items()
     ]
