@@ -98,6 +98,9 @@ def _status_of(results: Sequence[RolloutResult]) -> Status:
     return OK
 
 
+DETERMINISM_REPEATS = 2  # repeats of a new text's first instances, each under another layout shift
+
+
 def _fingerprint(result: RolloutResult) -> str:
     """What must repeat bit for bit: objective, score (``repr`` of a float is exact), steps, failure."""
     invalid = result.invalid
@@ -388,21 +391,26 @@ class TeamEvaluator:
         """The determinism check of the texts of roles ``new``: ``evaluation``, or it made
         invalid (``nondeterministic``) when a repeat differs."""
         k = min(self.determinism_instances, len(batch))
-        with self._lock:
-            self._perturbations += 1
-            perturb = self._perturbations
-        worker = self._idle.get()
-        try:
-            job = Job(self.bench.name, self.interface, dict(sources), tuple(batch.instances[:k]), self.limits.call_s,
-                      self.limits.memory_mb, self.limits.isolation, perturb=perturb)
-            again, _ = worker.run(job, self.limits.wall_for(k))
-        finally:
-            self._idle.put(worker)
-        for i, (first, second) in enumerate(zip(evaluation.results[:k], again)):
-            if _fingerprint(first) != _fingerprint(second):
-                detail = (f"instance {i} scored {_fingerprint(first)} and then {_fingerprint(second)} when played again "
-                          f"with another memory layout, later (new text: role {', '.join(new)})")
-                return dataclasses.replace(evaluation, status=Status(False, "nondeterministic", new[0], detail))
+        # Two repeats, each with its own layout shift: an address-dependent choice can come out the
+        # same under one shift by chance (a shift that is a multiple of what the program reduces the
+        # address by); under two different shifts both coincidences are needed.
+        for _ in range(DETERMINISM_REPEATS):
+            with self._lock:
+                self._perturbations += 1
+                # far apart: neighbouring shifts differ by a few ballast blocks, which a size class may not see
+                perturb = 47 * self._perturbations - 46
+            worker = self._idle.get()
+            try:
+                job = Job(self.bench.name, self.interface, dict(sources), tuple(batch.instances[:k]), self.limits.call_s,
+                          self.limits.memory_mb, self.limits.isolation, perturb=perturb)
+                again, _ = worker.run(job, self.limits.wall_for(k))
+            finally:
+                self._idle.put(worker)
+            for i, (first, second) in enumerate(zip(evaluation.results[:k], again)):
+                if _fingerprint(first) != _fingerprint(second):
+                    detail = (f"instance {i} scored {_fingerprint(first)} and then {_fingerprint(second)} when played "
+                              f"again with another memory layout, later (new text: role {', '.join(new)})")
+                    return dataclasses.replace(evaluation, status=Status(False, "nondeterministic", new[0], detail))
         with self._lock:
             self._repeatable.update(self._text_key(r, sources[r]) for r in new)
         return evaluation
