@@ -14,6 +14,10 @@ networks, GAE, 4 epochs x 4 minibatches of PPO) at the trainer's defaults. One e
 one joint step of one instance. Compile time is excluded from every rate. Prints a table;
 asserts nothing.
 
+``--before`` adds IPPO trained the way it was before 2026-12-07 (each minibatch's gradient in one
+piece, ``micro_batch`` = the minibatch) beside the default (pieces sized to the CPU's cache,
+:func:`baselines.rl.ppo.auto_micro_batch`): the same gradient, so the ratio is the speed-up alone.
+
 ``--split`` adds where an IPPO update's time goes: the same update with one epoch of one
 minibatch (one gradient pass over the whole batch) beside the default 4 x 4, and the
 shares of the default update's time spent acting (rollout, networks, GAE) and learning
@@ -100,6 +104,7 @@ def main() -> None:
     parser.add_argument("--n-steps", type=int, default=64)
     parser.add_argument("--random-repeats", type=int, default=10)
     parser.add_argument("--split", action="store_true", help="also where an IPPO update's time goes (module doc)")
+    parser.add_argument("--before", action="store_true", help="also IPPO with whole-minibatch gradients (module doc)")
     args = parser.parse_args()
     rows = []
     for env in args.env or relic_envs.names():
@@ -107,6 +112,10 @@ def main() -> None:
         trainer = Trainer(Config(algo="ippo", **common), log=lambda *a: None)
         rates = {"random": random_throughput(trainer, args.n_steps, args.random_repeats)}
         rates["acting"], _ = update_throughput(Config(algo="ippo", epochs=0, **common), args.updates)
+        if args.before:
+            whole = args.n_envs * args.n_steps // Config(env=env).minibatches
+            rates["ippo_before"], _ = update_throughput(Config(algo="ippo", micro_batch=whole, **common), args.updates)
+            rates["micro"] = float(Trainer(Config(algo="ippo", **common), log=lambda *a: None).micro_batch)
         for algo in args.algo:
             rates[algo], rates[f"{algo}_compile"] = update_throughput(Config(algo=algo, **common), args.updates)
         if args.split:
@@ -125,6 +134,14 @@ def main() -> None:
     for env, kind, r in rows:
         cells = " | ".join(f"{r[a]:,.0f} | {r[a + '_compile']:.0f}" for a in args.algo)
         print(f"| {env} | {kind} | {r['random']:,.0f} | {r['acting']:,.0f} | {cells} |")
+    if args.before:
+        print("\nIPPO training before (whole-minibatch gradients) and after (pieces sized to the cache), one process")
+        print("| benchmark | acting, % of random | piece, samples | before, env steps/s | after, env steps/s | after / before |")
+        print("|---|---|---|---|---|---|")
+        for env, _, r in rows:
+            if "ippo" in r:
+                print(f"| {env} | {100 * r['acting'] / r['random']:.0f}% | {r['micro']:.0f} | {r['ippo_before']:,.0f} | "
+                      f"{r['ippo']:,.0f} | {r['ippo'] / r['ippo_before']:.2f}x |")
     if args.split:
         print("\nwhere an IPPO update's time goes (seconds per env step from the rates above)")
         print("| benchmark | acting, % of random | 1 epoch x 1 minibatch, env steps/s | 4 x 4, env steps/s | "

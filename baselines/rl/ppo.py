@@ -18,6 +18,7 @@ O(1) on every benchmark.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from functools import partial
 from typing import Any
@@ -52,6 +53,7 @@ class Config:
     vf_coef: float = 0.5
     epochs: int = 4
     minibatches: int = 4
+    micro_batch: int | None = None     # samples per gradient piece; None: sized to the CPU's cache (see auto_micro_batch)
     max_grad_norm: float = 0.5
     pool: int = 200                    # training instances (generated from the training regimes)
     n_val: int = 20                    # validation instances (training regimes, another seed)
@@ -94,6 +96,37 @@ def feature_dims(kind: str, fenv, params_one) -> dict:
             d["val_flat"] = f["val"].shape[-2] * f["val"].shape[-1]
         dims[r] = d
     return dims
+
+
+# A minibatch's gradient is summed over pieces of this many bytes of the largest activation
+# (rows x hidden float32): measured on the 2-core VM (benchmarks/RESULTS.md, 2026-12-07), a
+# gradient pass costs 2.7-3.4x more per sample once that activation outgrows about 1.5 MB
+# (a core's L2 cache is 1 MiB there), so 1 MiB keeps every piece in cache.
+CPU_PIECE_BYTES = 1 << 20
+
+
+def activation_rows(kind: str, fenv, params_one) -> int:
+    """Rows of the largest per-sample activation over the roles: entities (x values for a DCOP)."""
+    def features(params):
+        obs, _ = fenv.reset(jax.random.key(0), params)
+        return {r: featurize(kind, obs[r]) for r in ROLES}
+
+    shapes = jax.eval_shape(features, params_one)
+    key = "val" if kind == "dcop" else "ent"
+    return max(math.prod(shapes[r][key].shape[:-1]) for r in ROLES)
+
+
+def auto_micro_batch(minibatch: int, rows: int, hidden: int, backend: str | None = None) -> int:
+    """Samples per gradient piece: the whole minibatch off the CPU; on the CPU the largest power of
+    two that divides ``minibatch`` and keeps a ``rows x hidden`` float32 activation per sample within
+    :data:`CPU_PIECE_BYTES`. The gradient is the same either way (a sum over the pieces)."""
+    if (backend or jax.default_backend()) != "cpu":
+        return minibatch
+    fit = max(1, CPU_PIECE_BYTES // (rows * hidden * 4))
+    m = 1
+    while 2 * m <= min(fit, minibatch) and minibatch % (2 * m) == 0:
+        m *= 2
+    return m
 
 
 def init_params(cfg: Config, dims: dict, key) -> dict:
@@ -175,6 +208,11 @@ class Trainer:
         self.gen_s = time.perf_counter() - t0
         one = jax.tree.map(lambda a: a[0], self.pool_params)
         self.dims = feature_dims(cfg.kind, self.fenv, one)
+        minibatch = cfg.n_envs * cfg.n_steps // cfg.minibatches
+        self.micro_batch = cfg.micro_batch or auto_micro_batch(
+            minibatch, activation_rows(cfg.kind, self.fenv, one), cfg.hidden)
+        if minibatch % self.micro_batch:
+            raise ValueError(f"micro_batch={self.micro_batch} does not divide the minibatch of {minibatch} samples")
         self.optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm),
                                      optax.adam(cfg.learning_rate, eps=1e-5))
 
@@ -230,25 +268,47 @@ class Trainer:
             _, adv = jax.lax.scan(body, (jnp.zeros_like(last), last), (values, rewards, dones), reverse=True)
             return adv, adv + values
 
-        def loss_fn(params, batch, scale):
-            feats = batch["feats"]
+        def loss_fn(params, piece, inv_m):
+            # One piece of a minibatch of m samples: every mean over the minibatch is a sum over
+            # the piece times 1/m, so the pieces' gradients add up to the minibatch's gradient.
+            feats = piece["feats"]
             values = values_batch(params["critic"], feats)
             total, stats = 0.0, {}
             vloss = 0.0
             for r in ROLES:
                 logits = jax.vmap(nets.actor_logits, (None, None, 0))(params["actor"][r], kind, feats[r])
-                logp, ent = log_prob_entropy(kind, logits, batch["choice"][r])
-                adv = batch["adv"][r]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                ratio = jnp.exp(logp - batch["logp"][r])
-                pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv).mean()
-                total = total + pg - cfg.ent_coef * ent.mean()
+                logp, ent = log_prob_entropy(kind, logits, piece["choice"][r])
+                adv = piece["adv"][r]  # normalised over the whole minibatch (mb_step)
+                ratio = jnp.exp(logp - piece["logp"][r])
+                pg = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv).sum() * inv_m
+                total = total + pg - cfg.ent_coef * ent.sum() * inv_m
                 if not central or r == ROLES[0]:
-                    vloss = vloss + ((values[r] - batch["target"][r]) ** 2).mean()
-                stats[f"entropy_{r}"] = ent.mean()
+                    vloss = vloss + ((values[r] - piece["target"][r]) ** 2).sum() * inv_m
+                stats[f"entropy_{r}"] = ent.sum() * inv_m
             total = total + cfg.vf_coef * vloss
             stats["value_loss"] = vloss
             return total, stats
+
+        m_size = (cfg.n_envs * cfg.n_steps) // cfg.minibatches
+        n_pieces = m_size // self.micro_batch
+        grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+        def minibatch_grad(params, mb):
+            mb = {**mb, "adv": {r: (a - a.mean()) / (a.std() + 1e-8) for r, a in mb["adv"].items()}}
+            if n_pieces == 1:
+                (_, stats), grads = grad_fn(params, mb, 1.0 / m_size)
+                return grads, stats
+            pieces = jax.tree.map(lambda a: a.reshape((n_pieces, self.micro_batch) + a.shape[1:]), mb)
+
+            def add_piece(acc, piece):
+                (_, stats), grads = grad_fn(params, piece, 1.0 / m_size)
+                return jax.tree.map(jnp.add, acc, (grads, stats)), None
+
+            first = jax.tree.map(lambda a: a[0], pieces)
+            rest = jax.tree.map(lambda a: a[1:], pieces)
+            (_, stats0), grads0 = grad_fn(params, first, 1.0 / m_size)
+            (grads, stats), _ = jax.lax.scan(add_piece, (grads0, stats0), rest)
+            return grads, stats
 
         def update(carry, key):
             params, opt_state, env_state, scale = carry
@@ -269,7 +329,7 @@ class Trainer:
 
                 def mb_step(carry, mb):
                     params, opt_state = carry
-                    (_, stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, mb, scale)
+                    grads, stats = minibatch_grad(params, mb)
                     upd, opt_state = self.optimizer.update(grads, opt_state, params)
                     return (optax.apply_updates(params, upd), opt_state), stats
 
