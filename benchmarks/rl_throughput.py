@@ -19,9 +19,9 @@ asserts nothing.
 piece, ``micro_batch`` = the minibatch) beside the default (pieces sized to the CPU's cache,
 :func:`baselines.rl.ppo.auto_micro_batch`): the same gradient, so the ratio is the speed-up alone.
 
-``--acting-split`` adds the networks' forward pass alone (three actors and the critic on 2048
-stored samples in one call) per env step, beside the random policy's step: acting cannot run
-faster than one env step plus one forward pass, so the last column bounds "acting, % of random".
+``--acting-split`` adds the networks' forward pass alone per env step (three actors and the critic,
+scanned over stored batches of the rollout's shape, no env), beside the random policy's step:
+acting pays one env step plus one forward pass, so the last column estimates "acting, % of random".
 
 ``--split`` adds where an IPPO update's time goes: the same update with one epoch of one
 minibatch (one gradient pass over the whole batch) beside the default 4 x 4, and the
@@ -107,24 +107,30 @@ def update_throughput(cfg: Config, updates: int) -> tuple[float, float]:
     return updates * cfg.n_envs * cfg.n_steps / best, compile_s
 
 
-def network_forward_us(cfg: Config, samples: int = 2048) -> float:
-    """Microseconds per env step of the networks alone: the three actors' logits (and sampling) and the
-    critic's values on ``samples`` stored feature rows in one call (a wider batch than the rollout's, so
-    a lower bound on what the rollout pays for them), the fastest of five calls."""
+def network_forward_us(cfg: Config) -> float:
+    """Microseconds per env step of the networks alone, as the rollout calls them: a ``lax.scan`` over
+    ``n_steps`` stored batches of ``n_envs`` feature rows, the three actors' logits and sampling and the
+    critic's values at each step, no env; the fastest of five calls."""
     from baselines.rl import networks as nets
     from baselines.rl.ppo import act_batch, featurize_batch, init_params
 
     trainer = Trainer(cfg, log=lambda *a: None)
     params = init_params(cfg, trainer.dims, jax.random.key(0))
     P, kind, central = cfg.pool, cfg.kind, cfg.algo == "mappo"
+    T, n = cfg.n_steps, cfg.n_envs
     obs, _ = jax.jit(jax.vmap(trainer.fenv.reset))(jax.random.split(jax.random.key(0), P), trainer.pool_params)
-    feats = jax.jit(lambda o: featurize_batch(kind, o))(jax.tree.map(lambda a: a[jnp.arange(samples) % P], obs))
+    feats = jax.jit(lambda o: featurize_batch(kind, o))(jax.tree.map(lambda a: a[jnp.arange(T * n) % P], obs))
+    feats = jax.tree.map(lambda a: a.reshape((T, n) + a.shape[1:]), feats)
 
     @jax.jit
     def forward(params, feats, key):
-        choices, logps = act_batch(params["actor"], kind, feats, key)
-        values = jax.vmap(nets.critic_values, (None, None, 0, None, None))(params["critic"], kind, feats, ROLES, central)
-        return choices, logps, values
+        def body(_, x):
+            f, k = x
+            choices, logps = act_batch(params["actor"], kind, f, k)
+            values = jax.vmap(nets.critic_values, (None, None, 0, None, None))(params["critic"], kind, f, ROLES, central)
+            return None, (choices, logps, values)
+
+        return jax.lax.scan(body, None, (feats, jax.random.split(key, T)))[1]
 
     jax.block_until_ready(forward(params, feats, jax.random.key(1)))
     best = float("inf")
@@ -132,7 +138,7 @@ def network_forward_us(cfg: Config, samples: int = 2048) -> float:
         s = time.perf_counter()
         jax.block_until_ready(forward(params, feats, jax.random.key(2 + i)))
         best = min(best, time.perf_counter() - s)
-    return 1e6 * best / samples
+    return 1e6 * best / (T * n)
 
 
 def main() -> None:
@@ -188,9 +194,9 @@ def main() -> None:
                       f"{r['ippo']:,.0f} | {r['ippo'] / r['ippo_before']:.2f}x |")
     if args.acting_split:
         print("\nacting against the random policy, microseconds per env step: the env with random actions, the"
-              " networks' forward alone (2048 samples per call), and acting as measured")
+              " networks' forward alone (the rollout's batches), and acting as measured")
         print("| benchmark | random policy step, us | networks' forward, us | acting (IPPO, epochs=0), us | "
-              "acting, % of random | at most, % of random (env + forward) |")
+              "acting, % of random | env / (env + forward) |")
         print("|---|---|---|---|---|---|")
         for env, _, r in rows:
             env_us, net_us, act_us = 1e6 / r["random"], r["net_us"], 1e6 / r["acting"]
