@@ -150,15 +150,36 @@ def rows(out: str | Path) -> list[dict[str, Any]]:
     return table
 
 
+def seed_team_means(out: str | Path, env: str, interface: str = "paper") -> dict[str, float]:
+    """The seed programs' mean objective per test split, on the same canonical instances as the runs;
+    computed once per benchmark and kept in ``out/seeds.json``."""
+    import numpy as np
+
+    from relic_envs.seeds import seed_team
+
+    path, key = Path(out) / "seeds.json", f"{env}/{interface}"
+    cache = json.loads(path.read_text()) if path.exists() else {}
+    if key not in cache:
+        cache[key] = {regime: float(np.mean([r.objective for r in relic_envs.rollout(
+                          env, seed_team(env, interface), insts, interface=interface) if r.valid]))
+                      for regime, insts in relic_envs.splits(env).test.items()}
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    return cache[key]
+
+
 def format_table(out: str | Path) -> str:
-    """The sweep as Markdown: mean ± std over training seeds, beside each seed's figure."""
+    """The sweep as Markdown: mean ± std over training seeds, beside each seed's figure and the seed
+    programs' figure on the same instances (the classical rows and references: the results pages)."""
     settings = json.loads((Path(out) / "sweep.json").read_text())
     lines = [f"RL sweep {out}: {settings['total_steps']:,} env steps per run; raw test objective "
              "(each seed: the mean over the split's instances; ± is over seeds)", "",
-             "| benchmark | algo | split | mean ± std over seeds | seeds |", "|---|---|---|---|---|"]
+             "| benchmark | algo | split | mean ± std over seeds | seeds | seed programs |", "|---|---|---|---|---|---|"]
     for r in rows(out):
         direction = "min" if relic_envs.get_benchmark(r["env"]).minimize else "max"
         seeds = ", ".join(f"s{k}: {v:.4g}" for k, v in r["seeds"].items())
+        team = seed_team_means(out, r["env"], settings.get("interface", "paper"))[r["split"]]
         lines.append(f"| {r['env']} ({direction}) | {r['algo'].upper()} | {r['split']} | "
-                     f"{r['mean']:.4g} ± {r['std']:.3g} (n={len(r['seeds'])}) | {seeds} |")
+                     f"{r['mean']:.4g} ± {r['std']:.3g} (n={len(r['seeds'])}) | {seeds} | {team:.4g} |")
     return "\n".join(lines) + "\n"

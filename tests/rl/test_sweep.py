@@ -48,7 +48,10 @@ def test_a_sweep_runs_each_run_once_and_resumes(tmp_path, fake_training):
     assert row50["std"] == pytest.approx((200 / 3) ** 0.5)  # population std of 1, 11, 21
     assert row80["split"] == "test80" and row80["mean"] == pytest.approx(20.0)
     table = sw.format_table(tmp_path)
-    assert "| mapp_pc (max) | IPPO | test50 | 11 ± 8.16 (n=3) | s0: 1, s1: 11, s2: 21 |" in table
+    # the seed programs on the same test instances: 30.48 / 47.08, as docs/results/mapp.md gives them
+    assert "| mapp_pc (max) | IPPO | test50 | 11 ± 8.16 (n=3) | s0: 1, s1: 11, s2: 21 | 30.48 |" in table
+    assert "| test80 | 20 ± 16.3 (n=3) | s0: 0, s1: 20, s2: 40 | 47.08 |" in table
+    assert set(json.loads((tmp_path / "seeds.json").read_text())) == {"mapp_pc/paper"}  # computed once, kept
     assert "5,000 env steps per run" in table
 
 
