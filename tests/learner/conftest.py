@@ -29,3 +29,9 @@ def openai_server():
     """A scripted local chat-completions server (see ``fake_openai_server.py``)."""
     with _load_helper("fake_openai_server").FakeOpenAIServer() as server:
         yield server
+
+
+@pytest.fixture
+def leaky_model():
+    """The module of the code-leaking model that the boundary tests script (see ``leaky_model.py``)."""
+    return _load_helper("leaky_model")

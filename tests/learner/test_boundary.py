@@ -3,7 +3,6 @@ and Cross-distill with code must not carry a role's source into another role's p
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 import pytest
@@ -170,45 +169,18 @@ def test_the_count_of_what_was_cut():
     assert strip("Move late.") == Stripped("Move late.")
 
 
-ROLE = re.compile(r"Company: Role ([ABC])|You are agent ([ABC])\.|\[Source Signature\] def \w+_([ABC])\(")
+def _leak_every_form(code: str, reveal: bool) -> str:
+    """A knowledge reply: the role's program in every form of LEAK_FORMS, around a principle."""
+    leaks = "\n\n".join(form(code) for form in LEAK_FORMS.values())
+    if reveal:
+        return f"{BEFORE}\n{leaks}"
+    more = "\n".join(LEAK_FORMS[form](code) for form in ("in a sentence", "one-line def after prose"))
+    return f"TYPE: STRATEGY\nPRINCIPLE: {BEFORE}\n{leaks}\nTYPE: COORDINATION\nPRINCIPLE: {AFTER} {more}"
 
 
-def _role(body: dict) -> str:
-    text = "\n".join(m["content"] for m in body["messages"])
-    return next(g for g in ROLE.search(text).groups() if g)
-
-
-class LeakyModel:
-    """Proposals: the parent with its constants scaled (a new, role-unique program, sometimes better, so Distill
-    runs); every knowledge reply: the role's own program in every form of LEAK_FORMS, around a principle."""
-
-    FACTORS = (0.6, 0.9, 1.3, 2.0)
-
-    def __init__(self):
-        self.programs = {r: [seed_source("hmtsp", r)] for r in "ABC"}
-        self.replies: list[str] = []
-
-    def __call__(self, body: dict) -> str:
-        user = body["messages"][-1]["content"]
-        code = FENCE.findall(user)[-1]
-        if body["messages"][0]["role"] == "system":
-            f = self.FACTORS[int(hashlib.sha256(user.encode()).hexdigest(), 16) % len(self.FACTORS)]
-            child = re.sub(r"\b\d+\.\d+\b", lambda m: f"{float(m.group()) * f:.3g}", code)
-            child = child.replace("> budget_left:", f"> {f:.3g} * budget_left:")
-            self.programs[_role(body)].append(child)
-            return f"```python\n{child}```"
-        leaks = "\n\n".join(form(code) for form in LEAK_FORMS.values())
-        if "Extract the core algorithmic principle" in user:
-            reply = f"{BEFORE}\n{leaks}"
-        else:
-            more = "\n".join(LEAK_FORMS[form](code) for form in ("in a sentence", "one-line def after prose"))
-            reply = f"TYPE: STRATEGY\nPRINCIPLE: {BEFORE}\n{leaks}\nTYPE: COORDINATION\nPRINCIPLE: {AFTER} {more}"
-        self.replies.append(reply)
-        return reply
-
-
-def test_a_model_leaking_every_form_puts_no_foreign_source_line_in_any_request(tmp_path, openai_server, capsys):
-    model = LeakyModel()
+def test_a_model_leaking_every_form_puts_no_foreign_source_line_in_any_request(
+        tmp_path, openai_server, leaky_model, capsys):
+    model = leaky_model.LeakyModel(_leak_every_form)
     openai_server.responder = model
     client = OpenAIClient("leaky", base_url=openai_server.base_url, api_key="test", backoff_s=0.0)
     config = RelicConfig(env="hmtsp", llm="openai:leaky", batches=2, proposals=2, seed=2, workers=1)
@@ -224,9 +196,9 @@ def test_a_model_leaking_every_form_puts_no_foreign_source_line_in_any_request(t
     assert {"best = best_own", "if own.size:"} <= leaked and any(line.startswith("def select_next_B(") for line in leaked)
     requests = [r["body"] for r in openai_server.requests]
     assert len(requests) == 3 * 2 * 2 + len(model.replies)
-    assert sum(_role(body) != "B" for body in requests) >= 16
+    assert sum(leaky_model.role(body) != "B" for body in requests) >= 16
     for body in requests:
-        role = _role(body)
+        role = leaky_model.role(body)
         text = " ".join("\n".join(m["content"] for m in body["messages"]).split())
         foreign = sorted(line for other in "ABC" if other != role for line in unique[other] if line in text)
         assert foreign == [], f"a request of role {role} carries teammates' source lines"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import base64
 import codecs
-import hashlib
 import html
 import json
 import re
@@ -275,53 +274,29 @@ def test_ordinary_text_survives_whole_written_any_way(encoding):
 
 
 # -- end to end, from a scripted server --------------------------------------------------------------
-FENCE = re.compile(r"```python\n(.*?)```", re.S)
-ROLE = re.compile(r"Company: Role ([ABC])|You are agent ([ABC])\.|\[Source Signature\] def \w+_([ABC])\(")
 OPERATORS = ("[Principle to Implement]", "[Public Principle]", "[Reflection]", "[Current Skill (parent)]")
 E2E_FORMS = ("json string", "json, double-escaped", "html, <br> and &nbsp;", "html hex entities", "percent-encoded",
              "json, every character \\u-escaped", "zero-width characters", "base64, a line each")
 
 
-def _role(body: dict) -> str:
-    text = "\n".join(m["content"] for m in body["messages"])
-    return next(g for g in ROLE.search(text).groups() if g)
+def _operator_and_parent(user: str, code: str) -> str:
+    """A proposal's scale is a function of the operator and the parent alone: the search takes the same path
+    whatever the guard leaves of the principles."""
+    return f"{next(op for op in OPERATORS if op in user)}{code}"
 
 
-class EncodingLeakyModel:
-    """Proposals: the parent with its constants scaled (a new, role-unique program, sometimes better, so Distill
-    runs); every knowledge reply: the role's own program, encoded in each of :data:`E2E_FORMS`, inside the
-    principle lines and around them."""
-
-    FACTORS = (0.6, 0.9, 1.3, 2.0)
-
-    def __init__(self):
-        self.programs = {r: [seed_source("hmtsp", r)] for r in "ABC"}
-        self.replies: list[str] = []
-
-    def __call__(self, body: dict) -> str:
-        user = body["messages"][-1]["content"]
-        code = FENCE.findall(user)[-1]
-        if body["messages"][0]["role"] == "system":
-            # A function of the operator and the parent alone: the search takes the same path whatever the guard
-            # leaves of the principles.
-            role, operator = _role(body), next(op for op in OPERATORS if op in user)
-            f = self.FACTORS[int(hashlib.sha256(f"{operator}{code}".encode()).hexdigest(), 16) % len(self.FACTORS)]
-            child = re.sub(r"\b\d+\.\d+\b", lambda m: f"{float(m.group()) * f:.3g}", code)
-            child = child.replace("> budget_left:", f"> {f:.3g} * budget_left:")
-            self.programs[role].append(child)
-            return f"```python\n{child}```"
-        leaks_ = "\n".join(ENCODINGS[form](code) for form in E2E_FORMS)
-        if "Extract the core algorithmic principle" in user:
-            reply = f"{BEFORE} In JSON: {json.dumps(code)}\n{leaks_}"
-        else:
-            reply = (f"TYPE: STRATEGY\nPRINCIPLE: {BEFORE} As JSON: {json.dumps({'code': code})}\n{leaks_}\n"
-                     f"TYPE: COORDINATION\nPRINCIPLE: {AFTER} {html.escape(code)} {urllib.parse.quote(code)}")
-        self.replies.append(reply)
-        return reply
+def _leak_encoded(code: str, reveal: bool) -> str:
+    """A knowledge reply: the role's program, encoded in each of :data:`E2E_FORMS`, inside the principle lines
+    and around them."""
+    leaks_ = "\n".join(ENCODINGS[form](code) for form in E2E_FORMS)
+    if reveal:
+        return f"{BEFORE} In JSON: {json.dumps(code)}\n{leaks_}"
+    return (f"TYPE: STRATEGY\nPRINCIPLE: {BEFORE} As JSON: {json.dumps({'code': code})}\n{leaks_}\n"
+            f"TYPE: COORDINATION\nPRINCIPLE: {AFTER} {html.escape(code)} {urllib.parse.quote(code)}")
 
 
-def test_a_model_leaking_encoded_code_puts_none_of_it_in_any_other_role_prompt(tmp_path, openai_server):
-    model = EncodingLeakyModel()
+def test_a_model_leaking_encoded_code_puts_none_of_it_in_any_other_role_prompt(tmp_path, openai_server, leaky_model):
+    model = leaky_model.LeakyModel(_leak_encoded, scale_key=_operator_and_parent)
     openai_server.responder = model
     client = OpenAIClient("leaky", base_url=openai_server.base_url, api_key="test", backoff_s=0.0)
     config = RelicConfig(env="hmtsp", llm="openai:leaky", batches=2, proposals=2, seed=2, workers=1)
@@ -344,7 +319,7 @@ def test_a_model_leaking_encoded_code_puts_none_of_it_in_any_other_role_prompt(t
     requests = [r["body"] for r in openai_server.requests]
     prompts_ = ["\n".join(m["content"] for m in body["messages"]) for body in requests]
     for body, prompt in zip(requests, prompts_, strict=True):
-        role = _role(body)
+        role = leaky_model.role(body)
         for other in "ABC":
             if other != role:
                 assert leaks(prompt, own[other]) == [], f"a request of role {role} carries {other}'s code"
@@ -354,7 +329,7 @@ def test_a_model_leaking_encoded_code_puts_none_of_it_in_any_other_role_prompt(t
     assert len(requests) == 3 * 2 * 2 + len(model.replies)
     assert any("[Public Principle]" in p for p in prompts_) and any("[Principle to Implement]" in p for p in prompts_)
     assert any("[Existing Public Principles]\n- [" in p for p in prompts_)  # a Distill prompt shows the public tree
-    assert sum(_role(body) != "B" for body in requests) >= 16
+    assert sum(leaky_model.role(body) != "B" for body in requests) >= 16
     events = relic.run.events()
     cut = [e for e in events if e["kind"] == "boundary"]
     assert {e["tag"] for e in cut} == {"reveal", "distill", "cross_distill"}
