@@ -23,21 +23,9 @@ CACHE = Path(__file__).resolve().parents[1] / "docs" / "images" / "rl" / "seed_m
 
 
 def seed_means(env: str, interface: str = "paper") -> dict[str, float]:
-    cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
-    key = f"{env}/{interface}"
-    if key not in cache:
-        import relic_envs
-        from relic_envs.seeds import seed_team
+    from baselines.rl.sweep import seed_team_means
 
-        out = {}
-        for regime, insts in relic_envs.splits(env).test.items():
-            res = relic_envs.rollout(env, seed_team(env, interface), insts, interface=interface)
-            out[regime] = float(np.mean([r.objective for r in res if r.valid]))
-        cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
-        cache[key] = out
-        CACHE.parent.mkdir(parents=True, exist_ok=True)
-        CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
-    return cache[key]
+    return seed_team_means(CACHE, env, interface)
 
 
 def main() -> None:

@@ -85,6 +85,17 @@ def random_throughput(trainer: Trainer, n_steps: int, repeats: int) -> float:
 TIMED_CALLS = 3
 
 
+def fastest(call, calls: int = TIMED_CALLS) -> float:
+    """Seconds of the fastest of ``calls`` calls of ``call()`` (blocked until ready): this VM's
+    neighbours add noise, never speed."""
+    best = float("inf")
+    for i in range(calls):
+        s = time.perf_counter()
+        jax.block_until_ready(call(i))
+        best = min(best, time.perf_counter() - s)
+    return best
+
+
 def update_throughput(cfg: Config, updates: int) -> tuple[float, float]:
     """(env steps per second, compile seconds) of ``updates`` PPO updates of ``cfg`` in one compiled chunk,
     the fastest of :data:`TIMED_CALLS` calls."""
@@ -99,22 +110,17 @@ def update_throughput(cfg: Config, updates: int) -> tuple[float, float]:
     s = time.perf_counter()
     compiled = run_chunk.lower(params, opt_state, env_state, scale, jax.random.key(2), length=updates).compile()
     compile_s = time.perf_counter() - s
-    best = float("inf")
-    for i in range(TIMED_CALLS):  # the fastest of a few calls: this VM's neighbours add noise, never speed
-        s = time.perf_counter()
-        jax.block_until_ready(compiled(params, opt_state, env_state, scale, jax.random.key(3 + i)))
-        best = min(best, time.perf_counter() - s)
+    best = fastest(lambda i: compiled(params, opt_state, env_state, scale, jax.random.key(3 + i)))
     return updates * cfg.n_envs * cfg.n_steps / best, compile_s
 
 
-def network_forward_us(cfg: Config) -> float:
+def network_forward_us(trainer: Trainer) -> float:
     """Microseconds per env step of the networks alone, as the rollout calls them: a ``lax.scan`` over
     ``n_steps`` stored batches of ``n_envs`` feature rows, the three actors' logits and sampling and the
     critic's values at each step, no env; the fastest of five calls."""
-    from baselines.rl import networks as nets
-    from baselines.rl.ppo import act_batch, featurize_batch, init_params
+    from baselines.rl.ppo import act_batch, featurize_batch, init_params, values_batch
 
-    trainer = Trainer(cfg, log=lambda *a: None)
+    cfg = trainer.cfg
     params = init_params(cfg, trainer.dims, jax.random.key(0))
     P, kind, central = cfg.pool, cfg.kind, cfg.algo == "mappo"
     T, n = cfg.n_steps, cfg.n_envs
@@ -127,18 +133,12 @@ def network_forward_us(cfg: Config) -> float:
         def body(_, x):
             f, k = x
             choices, logps = act_batch(params["actor"], kind, f, k)
-            values = jax.vmap(nets.critic_values, (None, None, 0, None, None))(params["critic"], kind, f, ROLES, central)
-            return None, (choices, logps, values)
+            return None, (choices, logps, values_batch(params["critic"], kind, f, central))
 
         return jax.lax.scan(body, None, (feats, jax.random.split(key, T)))[1]
 
-    jax.block_until_ready(forward(params, feats, jax.random.key(1)))
-    best = float("inf")
-    for i in range(5):
-        s = time.perf_counter()
-        jax.block_until_ready(forward(params, feats, jax.random.key(2 + i)))
-        best = min(best, time.perf_counter() - s)
-    return 1e6 * best / (T * n)
+    jax.block_until_ready(forward(params, feats, jax.random.key(1)))  # compile
+    return 1e6 * fastest(lambda i: forward(params, feats, jax.random.key(2 + i)), calls=5) / (T * n)
 
 
 def main() -> None:
@@ -161,11 +161,11 @@ def main() -> None:
         rates = {"random": random_throughput(trainer, args.n_steps, args.random_repeats)}
         rates["acting"], _ = update_throughput(Config(algo="ippo", epochs=0, **common), args.updates)
         if args.before:
-            whole = args.n_envs * args.n_steps // Config(env=env).minibatches
-            rates["ippo_before"], _ = update_throughput(Config(algo="ippo", micro_batch=whole, **common), args.updates)
-            rates["micro"] = float(Trainer(Config(algo="ippo", **common), log=lambda *a: None).micro_batch)
+            rates["ippo_before"], _ = update_throughput(Config(algo="ippo", micro_batch=trainer.minibatch, **common),
+                                                        args.updates)
+            rates["micro"] = float(trainer.micro_batch)
         if args.acting_split:
-            rates["net_us"] = network_forward_us(Config(algo="ippo", **common))
+            rates["net_us"] = network_forward_us(trainer)
         for algo in args.algo:
             rates[algo], rates[f"{algo}_compile"] = update_throughput(Config(algo=algo, **common), args.updates)
         if args.split:

@@ -79,14 +79,19 @@ def training_instances(env: str, count: int, seed: int) -> list:
     return [bench.generate(regimes[k % len(regimes)], rng) for k in range(count)]
 
 
-def feature_dims(kind: str, fenv, params_one) -> dict:
-    # Shapes only, so traced abstractly: nothing is compiled or run (run eagerly, the reset
-    # compiled each of its primitives on its own, at every instance size).
+def feature_shapes(kind: str, fenv, params_one) -> dict:
+    """Each role's feature shapes on one instance. Shapes only, so traced abstractly: nothing is
+    compiled or run (run eagerly, the reset compiled each of its primitives on its own, at every
+    instance size)."""
     def features(params):
         obs, _ = fenv.reset(jax.random.key(0), params)
         return {r: featurize(kind, obs[r]) for r in ROLES}
 
-    shapes = jax.eval_shape(features, params_one)
+    return jax.eval_shape(features, params_one)
+
+
+def feature_dims(kind: str, fenv, params_one) -> dict:
+    shapes = feature_shapes(kind, fenv, params_one)
     dims = {}
     for r in ROLES:
         f = shapes[r]
@@ -107,11 +112,7 @@ CPU_PIECE_BYTES = 1 << 20
 
 def activation_rows(kind: str, fenv, params_one) -> int:
     """Rows of the largest per-sample activation over the roles: entities (x values for a DCOP)."""
-    def features(params):
-        obs, _ = fenv.reset(jax.random.key(0), params)
-        return {r: featurize(kind, obs[r]) for r in ROLES}
-
-    shapes = jax.eval_shape(features, params_one)
+    shapes = feature_shapes(kind, fenv, params_one)
     key = "val" if kind == "dcop" else "ent"
     return max(math.prod(shapes[r][key].shape[:-1]) for r in ROLES)
 
@@ -165,6 +166,11 @@ def act_batch(actor_params, kind: str, feats: dict, key, greedy: bool = False):
     return choices, logps
 
 
+def values_batch(critic_params, kind: str, feats: dict, central: bool) -> dict:
+    """``{role: (n,)}`` critic values for a batch of feature dicts (MAPPO: ``central``)."""
+    return jax.vmap(nets.critic_values, (None, None, 0, None, None))(critic_params, kind, feats, ROLES, central)
+
+
 def featurize_batch(kind: str, obs: dict) -> dict:
     return {r: jax.vmap(partial(featurize, kind))(obs[r]) for r in ROLES}
 
@@ -208,11 +214,12 @@ class Trainer:
         self.gen_s = time.perf_counter() - t0
         one = jax.tree.map(lambda a: a[0], self.pool_params)
         self.dims = feature_dims(cfg.kind, self.fenv, one)
-        minibatch = cfg.n_envs * cfg.n_steps // cfg.minibatches
+        self.minibatch = cfg.n_envs * cfg.n_steps // cfg.minibatches
         self.micro_batch = cfg.micro_batch or auto_micro_batch(
-            minibatch, activation_rows(cfg.kind, self.fenv, one), cfg.hidden)
-        if minibatch % self.micro_batch:
-            raise ValueError(f"micro_batch={self.micro_batch} does not divide the minibatch of {minibatch} samples")
+            self.minibatch, activation_rows(cfg.kind, self.fenv, one), cfg.hidden)
+        if self.minibatch % self.micro_batch:
+            raise ValueError(f"micro_batch={self.micro_batch} does not divide the minibatch of "
+                             f"{self.minibatch} samples")
         self.optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm),
                                      optax.adam(cfg.learning_rate, eps=1e-5))
 
@@ -229,15 +236,12 @@ class Trainer:
         take = lambda idx: jax.tree.map(lambda a: a[idx], pool)  # noqa: E731
         take0 = lambda idx: jax.tree.map(lambda a: a[idx], (obs0, state0))  # noqa: E731
 
-        def values_batch(critic, feats):
-            return jax.vmap(nets.critic_values, (None, None, 0, None, None))(critic, kind, feats, ROLES, central)
-
         def rollout(params, env_state, key):
             def body(carry, k):
                 obs, state, inst, idx, ep_ret = carry
                 feats = featurize_batch(kind, obs)
                 choices, logps = act_batch(params["actor"], kind, feats, k)
-                values = values_batch(params["critic"], feats)
+                values = values_batch(params["critic"], kind, feats, central)
                 acts = {r: jax.vmap(partial(to_env_action, kind))(choices[r]) for r in ROLES}
                 obs2, state2, reward, done, info = jax.vmap(fenv.step)(keys0, state, acts, inst)
                 # automatic reset onto a fresh training instance
@@ -253,7 +257,7 @@ class Trainer:
                 return (obs2, state2, inst2, idx2, ep_ret), tr
 
             carry, traj = jax.lax.scan(body, env_state, jax.random.split(key, cfg.n_steps))
-            last_values = values_batch(params["critic"], featurize_batch(kind, carry[0]))
+            last_values = values_batch(params["critic"], kind, featurize_batch(kind, carry[0]), central)
             return carry, traj, last_values
 
         def gae(values, rewards, dones, last):
@@ -272,7 +276,7 @@ class Trainer:
             # One piece of a minibatch of m samples: every mean over the minibatch is a sum over
             # the piece times 1/m, so the pieces' gradients add up to the minibatch's gradient.
             feats = piece["feats"]
-            values = values_batch(params["critic"], feats)
+            values = values_batch(params["critic"], kind, feats, central)
             total, stats = 0.0, {}
             vloss = 0.0
             for r in ROLES:
@@ -289,26 +293,22 @@ class Trainer:
             stats["value_loss"] = vloss
             return total, stats
 
-        m_size = (cfg.n_envs * cfg.n_steps) // cfg.minibatches
-        n_pieces = m_size // self.micro_batch
-        grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+        inv_m, n_pieces = 1.0 / self.minibatch, self.minibatch // self.micro_batch
+
+        def piece_grad(params, piece):
+            (_, stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, piece, inv_m)
+            return grads, stats
 
         def minibatch_grad(params, mb):
             mb = {**mb, "adv": {r: (a - a.mean()) / (a.std() + 1e-8) for r, a in mb["adv"].items()}}
-            if n_pieces == 1:
-                (_, stats), grads = grad_fn(params, mb, 1.0 / m_size)
-                return grads, stats
             pieces = jax.tree.map(lambda a: a.reshape((n_pieces, self.micro_batch) + a.shape[1:]), mb)
 
-            def add_piece(acc, piece):
-                (_, stats), grads = grad_fn(params, piece, 1.0 / m_size)
-                return jax.tree.map(jnp.add, acc, (grads, stats)), None
+            def add_piece(acc, piece):  # from zeros: 0 + g is g exactly, so one piece is the old update
+                return jax.tree.map(jnp.add, acc, piece_grad(params, piece)), None
 
             first = jax.tree.map(lambda a: a[0], pieces)
-            rest = jax.tree.map(lambda a: a[1:], pieces)
-            (_, stats0), grads0 = grad_fn(params, first, 1.0 / m_size)
-            (grads, stats), _ = jax.lax.scan(add_piece, (grads0, stats0), rest)
-            return grads, stats
+            zeros = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(piece_grad, params, first))
+            return jax.lax.scan(add_piece, zeros, pieces)[0]
 
         def update(carry, key):
             params, opt_state, env_state, scale = carry

@@ -150,23 +150,25 @@ def rows(out: str | Path) -> list[dict[str, Any]]:
     return table
 
 
-def seed_team_means(out: str | Path, env: str, interface: str = "paper") -> dict[str, float]:
-    """The seed programs' mean objective per test split, on the same canonical instances as the runs;
-    computed once per benchmark and kept in ``out/seeds.json``."""
+def seed_team_means(cache: str | Path, env: str, interface: str = "paper") -> dict[str, float]:
+    """The seed programs' mean objective per test split, on the canonical test instances (the ones
+    every run is scored on); computed once per (benchmark, interface) and kept in the JSON file
+    ``cache`` (a sweep keeps its own, ``OUT/seeds.json``)."""
     import numpy as np
 
     from relic_envs.seeds import seed_team
 
-    path, key = Path(out) / "seeds.json", f"{env}/{interface}"
-    cache = json.loads(path.read_text()) if path.exists() else {}
-    if key not in cache:
-        cache[key] = {regime: float(np.mean([r.objective for r in relic_envs.rollout(
-                          env, seed_team(env, interface), insts, interface=interface) if r.valid]))
-                      for regime, insts in relic_envs.splits(env).test.items()}
+    path, key = Path(cache), f"{env}/{interface}"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    if key not in stored:
+        stored[key] = {regime: float(np.mean([r.objective for r in relic_envs.rollout(
+                           env, seed_team(env, interface), insts, interface=interface) if r.valid]))
+                       for regime, insts in relic_envs.splits(env).test.items()}
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+        tmp.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
         os.replace(tmp, path)
-    return cache[key]
+    return stored[key]
 
 
 def format_table(out: str | Path) -> str:
@@ -179,7 +181,7 @@ def format_table(out: str | Path) -> str:
     for r in rows(out):
         direction = "min" if relic_envs.get_benchmark(r["env"]).minimize else "max"
         seeds = ", ".join(f"s{k}: {v:.4g}" for k, v in r["seeds"].items())
-        team = seed_team_means(out, r["env"], settings.get("interface", "paper"))[r["split"]]
+        team = seed_team_means(Path(out) / "seeds.json", r["env"], settings.get("interface", "paper"))[r["split"]]
         lines.append(f"| {r['env']} ({direction}) | {r['algo'].upper()} | {r['split']} | "
                      f"{r['mean']:.4g} ± {r['std']:.3g} (n={len(r['seeds'])}) | {seeds} | {team:.4g} |")
     return "\n".join(lines) + "\n"
